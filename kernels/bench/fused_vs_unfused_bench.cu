@@ -1,0 +1,118 @@
+// Forward + backward of both modes on the device, timed with CUDA events; counters give DP cells
+// per second and the workspace per cell. Run: sdtw_kernels_bench --benchmark_counters_tabular=true
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <random>
+#include <vector>
+
+#include "sdtw/kernels/soft_dtw.hpp"
+
+namespace {
+
+void check(cudaError_t e) {
+  if (e != cudaSuccess) throw std::runtime_error(cudaGetErrorString(e));
+}
+
+// D(b, i, j) = ||x_i - y_j||^2: the cost tensor a user would hand to the unfused mode.
+__global__ void sqeuclidean_cost(const float* x, const float* y, float* D, int64_t n, int64_t m, int64_t dim) {
+  const int64_t b = blockIdx.z, i = blockIdx.y, j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (j >= m) return;
+  float acc = 0;
+  for (int64_t d = 0; d < dim; ++d) {
+    const float diff = x[(b * n + i) * dim + d] - y[(b * m + j) * dim + d];
+    acc += diff * diff;
+  }
+  D[(b * n + i) * m + j] = acc;
+}
+
+struct Buffers {
+  std::vector<void*> owned;
+  template <typename T>
+  T* alloc(size_t count) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, count * sizeof(T)));
+    owned.push_back(p);
+    return static_cast<T*>(p);
+  }
+  ~Buffers() {
+    for (void* p : owned) cudaFree(p);
+  }
+};
+
+void BM_SoftDtw(benchmark::State& state) {
+  const int64_t B = state.range(0), N = state.range(1), D = state.range(2);
+  const bool fused = state.range(3) != 0;
+  const sdtw::kernels::Problem p{B, N, N, D, 1.0};
+  Buffers buf;
+  float* x = buf.alloc<float>(B * N * D);
+  float* y = buf.alloc<float>(B * N * D);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  std::vector<float> host(B * N * D);
+  for (auto& v : host) v = normal(rng);
+  check(cudaMemcpy(x, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
+  for (auto& v : host) v = normal(rng);
+  check(cudaMemcpy(y, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
+  float* values = buf.alloc<float>(B);
+  float* dvalues = buf.alloc<float>(B);
+  std::vector<float> ones(B, 1.0f);
+  check(cudaMemcpy(dvalues, ones.data(), B * 4, cudaMemcpyHostToDevice));
+  const size_t ws = sdtw::kernels::workspace_bytes<float>(p);
+  char* workspace = buf.alloc<char>(ws);
+  float *gx = nullptr, *gy = nullptr, *cost = nullptr, *E = nullptr;
+  if (fused) {
+    gx = buf.alloc<float>(B * N * D);
+    gy = buf.alloc<float>(B * N * D);
+  } else {
+    cost = buf.alloc<float>(B * N * N);
+    E = buf.alloc<float>(B * N * N);
+    sqeuclidean_cost<<<dim3((N + 127) / 128, N, B), 128>>>(x, y, cost, N, N, D);
+    check(cudaGetLastError());
+  }
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start));
+  check(cudaEventCreate(&stop));
+  auto step = [&] {
+    if (fused) {
+      sdtw::kernels::sqeuclidean_forward<float>(p, x, y, values, workspace, nullptr);
+      sdtw::kernels::sqeuclidean_backward<float>(p, x, y, dvalues, gx, gy, workspace, nullptr);
+    } else {
+      sdtw::kernels::cost_forward<float>(p, cost, values, workspace, nullptr);
+      sdtw::kernels::cost_backward<float>(p, dvalues, E, workspace, nullptr);
+    }
+  };
+  step();
+  check(cudaDeviceSynchronize());
+  for (auto _ : state) {
+    check(cudaEventRecord(start));
+    step();
+    check(cudaEventRecord(stop));
+    check(cudaEventSynchronize(stop));
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms / 1e3);
+  }
+  const double cells = double(B) * N * N;
+  state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["workspace_B_per_cell"] = double(ws) / cells;
+  state.SetLabel(fused ? "fused" : "unfused");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+}
+
+// {B, N = M, D, fused}
+BENCHMARK(BM_SoftDtw)
+    ->ArgNames({"B", "N", "D", "fused"})
+    ->Args({16, 128, 64, 1})->Args({16, 128, 64, 0})
+    ->Args({32, 512, 64, 1})->Args({32, 512, 64, 0})
+    ->Args({32, 512, 128, 1})->Args({32, 512, 128, 0})
+    ->Args({32, 2048, 64, 1})->Args({32, 2048, 64, 0})
+    ->Args({8, 4096, 16, 1})->Args({8, 4096, 16, 0})
+    ->Args({1, 8192, 8, 1})->Args({1, 8192, 8, 0})
+    ->Args({1, 65536, 8, 1})
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,63 @@
+#pragma once
+// Production soft-DTW kernels: raw device pointers, one stream, caller-provided workspace.
+// Nothing here allocates, synchronises with the host, or knows about torch.
+//
+// Forward and backward are one persistent launch each (plus a gradient launch in the fused
+// squared-Euclidean mode); every call is capturable in a CUDA graph. The workspace holds the
+// saved state between forward and backward (the normalised softmin weights of each cell, 4 bytes
+// per cell for float, 16 for double) and a small scratch area; keep it alive and untouched
+// between the forward and the backward of one problem.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace sdtw::kernels {
+
+struct Problem {
+  int64_t batch = 1;
+  int64_t n = 1;    // rows of x / of each cost matrix (the padded length)
+  int64_t m = 1;    // rows of y / columns of each cost matrix
+  int64_t dim = 1;  // features per row (squared-Euclidean mode only)
+  double gamma = 1.0;
+  int64_t bandwidth = -1;  // Sakoe-Chiba: keep |i - j| <= bandwidth; < 0 keeps every cell
+  // Optional per-pair lengths on the device (batch entries, 1 <= x_len[b] <= n, and the band
+  // must leave a path for each pair). The caller validates them: reading them here would sync.
+  const int64_t* x_len = nullptr;
+  const int64_t* y_len = nullptr;
+};
+
+// Bad parameters (shape, gamma, bandwidth, workspace) throw std::invalid_argument naming them.
+// A failing CUDA call throws CudaError with the call and the CUDA message.
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+// Bytes of workspace one problem needs (T = float or double); 256-byte alignment is enough.
+template <typename T>
+std::size_t workspace_bytes(const Problem& problem);
+
+// Unfused mode: the caller gives the cost tensor D (batch x n x m, row-major).
+// values: batch. E: batch x n x m, dvalue[b] * d sdtw_b / d D (zero in padding and off-band).
+template <typename T>
+void cost_forward(const Problem& problem, const T* D, T* values, void* workspace, cudaStream_t stream);
+template <typename T>
+void cost_backward(const Problem& problem, const T* dvalues, T* E, void* workspace, cudaStream_t stream);
+
+// Fused squared-Euclidean mode: x is batch x n x dim, y is batch x m x dim; no n x m cost
+// tensor exists. grad_x / grad_y (same shapes as x / y) are dvalue[b] * d sdtw_b / d x, y.
+template <typename T>
+void sqeuclidean_forward(const Problem& problem, const T* x, const T* y, T* values, void* workspace,
+                         cudaStream_t stream);
+template <typename T>
+void sqeuclidean_backward(const Problem& problem, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
+                          void* workspace, cudaStream_t stream);
+
+}  // namespace sdtw::kernels

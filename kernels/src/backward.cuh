@@ -1,0 +1,91 @@
+#pragma once
+// Backward recursion E(c) = sum over the successors s of c of E(s) * w(s <- c), with the weights
+// saved by the forward: it needs neither R nor the cost. Strips run bottom-up, lanes right to
+// left (lane 31 leads). A lane hands each successor's share to its predecessors as products,
+// so a cell's state can be overwritten with E as soon as the lane has read it.
+#include "forward.cuh"
+
+namespace sdtw::kernels::detail {
+
+template <typename T>
+struct BackwardArgs {
+  Schedule s;
+  const T* dvalues;                     // batch: upstream gradient of each value
+  typename CellState<T>::Word* state;   // as written by the forward; receives E when dense_E is null
+  T* dense_E;                           // batch x n x m, or null
+  typename CellState<T>::Compute* ring; // ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
+};
+
+template <typename T>
+__global__ void __launch_bounds__(128) backward_kernel(BackwardArgs<T> a) {
+  using State = CellState<T>;
+  using C = typename State::Compute;
+  const int lane = threadIdx.x & 31;
+  const Schedule& s = a.s;
+
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    const int64_t b = ticket / s.strips, k = s.strips - 1 - ticket % s.strips;
+    const int64_t strip = b * s.strips + k;
+    const int64_t rows = s.rows_of(b), cols = s.cols_of(b);
+    const int64_t row0 = k * kWarp, i = row0 + lane;
+    int* my_progress = s.progress + ticket;
+    if (row0 >= rows) {
+      if (lane == 0) publish(my_progress, kDone);
+      continue;
+    }
+    claim_slot(s, ticket);
+    const bool row_ok = i < rows;
+    const bool fed_from_below = row0 + kWarp < rows;
+    C* ring_out = a.ring + (ticket % s.ring_slots) * s.m * 2;
+    const C* ring_in = a.ring + ((ticket + s.ring_slots - 1) % s.ring_slots) * s.m * 2;
+    int* below_progress = s.progress + ticket - 1;
+    auto* st = a.state + state_index(strip, s.m, 0, lane);
+    T* E_row = a.dense_E ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
+    const C dvalue = static_cast<C>(a.dvalues[b]);
+
+    C from_right = 0;       // E(i, j+1) * w_left(i, j+1)
+    C diag_below_prev = 0;  // E(i+1, j+1) * w_diag(i+1, j+1)
+    C out_up = 0, out_diag = 0;
+    int known_below = 0;
+    for (int64_t t = 0; t < cols + kWarp - 1; ++t) {
+      const int64_t j = cols - 1 - t + (kWarp - 1 - lane);
+      C up_below = __shfl_down_sync(kFullMask, out_up, 1);      // E(i+1, j) * w_up(i+1, j)
+      C diag_below = __shfl_down_sync(kFullMask, out_diag, 1);  // E(i+1, j) * w_diag(i+1, j)
+      if (lane == kWarp - 1) {
+        up_below = diag_below = 0;
+        if (fed_from_below && j >= 0) {
+          known_below = wait_for(below_progress, static_cast<int>(cols - j), known_below);
+          up_below = __ldcg(ring_in + 2 * j);
+          diag_below = __ldcg(ring_in + 2 * j + 1);
+        }
+      }
+      const bool active = row_ok && j >= 0 && j < cols;
+      C n_up = 0, n_diag = 0, n_left = 0;
+      if (active) {
+        const C e = (i == rows - 1 && j == cols - 1) ? dvalue : from_right + up_below + diag_below_prev;
+        C w_diag, w_up, w_left;
+        State::decode(st[(j + lane) * kWarp], w_diag, w_up, w_left);
+        n_up = e * w_up;
+        n_diag = e * w_diag;
+        n_left = e * w_left;
+        if (E_row)
+          E_row[j] = static_cast<T>(e);
+        else
+          st[(j + lane) * kWarp] = State::from_alignment(e);
+        if (lane == 0 && k > 0) {
+          __stcg(ring_out + 2 * j, n_up);
+          __stcg(ring_out + 2 * j + 1, n_diag);
+        }
+      }
+      from_right = n_left;
+      diag_below_prev = diag_below;
+      out_up = n_up;
+      out_diag = n_diag;
+      if (lane == 0 && k > 0 && active && (cols - j) % kPublishEvery == 0)
+        publish(my_progress, static_cast<int>(cols - j));
+    }
+    if (lane == 0) publish(my_progress, kDone);
+  }
+}
+
+}  // namespace sdtw::kernels::detail

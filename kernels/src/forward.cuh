@@ -1,0 +1,96 @@
+#pragma once
+// Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
+// of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
+// (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
+// predecessor weights for the backward.
+#include <cmath>
+
+#include "schedule.cuh"
+#include "state.cuh"
+
+namespace sdtw::kernels::detail {
+
+template <typename T>
+struct ForwardArgs {
+  Schedule s;
+  double gamma;
+  T* values;                            // batch
+  typename CellState<T>::Word* state;   // (batch * strips) x (m + 31) x 32, skewed
+  double* ring;                         // ring_slots x m: the last row of R of a strip
+};
+
+// The state of strip `strip` is laid out by warp step (step = j + lane) so that one step of a warp
+// reads or writes 32 consecutive words.
+__host__ __device__ inline int64_t state_index(int64_t strip, int64_t m, int64_t step, int lane) {
+  return (strip * (m + kWarp - 1) + step) * kWarp + lane;
+}
+
+template <typename T, typename Cost>
+__global__ void __launch_bounds__(128) forward_kernel(Cost cost, ForwardArgs<T> a) {
+  using State = CellState<T>;
+  using C = typename State::Compute;
+  const int lane = threadIdx.x & 31;
+  const double inf = INFINITY;
+  const C inv_gamma = static_cast<C>(1.0 / a.gamma);
+  const Schedule& s = a.s;
+
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    const int64_t b = ticket / s.strips, k = ticket % s.strips;
+    const int64_t rows = s.rows_of(b), cols = s.cols_of(b);
+    const int64_t row0 = k * kWarp, i = row0 + lane;
+    int* my_progress = s.progress + ticket;
+    if (row0 >= rows) {
+      if (lane == 0) publish(my_progress, kDone);
+      continue;
+    }
+    claim_slot(s, ticket);
+    const bool row_ok = i < rows;
+    const bool feeds_below = row0 + kWarp < rows;
+    double* ring_out = a.ring + (ticket % s.ring_slots) * s.m;
+    const double* ring_in = a.ring + ((ticket + s.ring_slots - 1) % s.ring_slots) * s.m;
+    int* above_progress = s.progress + ticket - 1;
+    const auto row_cost = cost.lane(b, row_ok ? i : row0);
+    auto* st = a.state + state_index(ticket, s.m, 0, lane);
+
+    double left = inf;                 // R(i, j-1)
+    double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
+    double out = inf;                  // what this lane produced at the previous step
+    int known_above = 0;
+    for (int64_t t = 0; t < cols + kWarp - 1; ++t) {
+      const int64_t j = t - lane;
+      double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
+      if (lane == 0) {
+        up = inf;
+        if (k > 0 && j < cols) {
+          known_above = wait_for(above_progress, static_cast<int>(j + 1), known_above);
+          up = __ldcg(ring_in + j);
+        }
+      }
+      const bool active = row_ok && j >= 0 && j < cols;
+      double r = inf;
+      if (active) {
+        typename State::Word w = State::empty();
+        const double rmin = fmin(diag, fmin(up, left));
+        if (s.in_band(i, j) && rmin < inf) {
+          const C ed = exp(-static_cast<C>(diag - rmin) * inv_gamma);
+          const C eu = exp(-static_cast<C>(up - rmin) * inv_gamma);
+          const C el = exp(-static_cast<C>(left - rmin) * inv_gamma);
+          const C sum = ed + eu + el;
+          r = static_cast<double>(cost(row_cost, b, j)) + rmin - a.gamma * static_cast<double>(log(sum));
+          w = State::encode(ed, eu, el, C(1) / sum);
+        }
+        st[t * kWarp] = w;
+        if (lane == kWarp - 1 && feeds_below) __stcg(ring_out + j, r);
+        if (i == rows - 1 && j == cols - 1) a.values[b] = static_cast<T>(r);
+        left = r;
+      }
+      diag = up;
+      out = r;
+      if (lane == kWarp - 1 && feeds_below && active && (j + 1) % kPublishEvery == 0)
+        publish(my_progress, static_cast<int>(j + 1));
+    }
+    if (lane == kWarp - 1) publish(my_progress, kDone);
+  }
+}
+
+}  // namespace sdtw::kernels::detail

@@ -1,0 +1,65 @@
+#pragma once
+// How warps share the DP grid: each warp owns a strip of 32 rows of one pair and walks across its
+// columns on a skewed anti-diagonal (lane l at step t holds column t - l). Strips are handed out
+// by an atomic ticket in dependency order, so a warp only ever waits on a strip whose ticket was
+// taken earlier, by a warp that is already running: no deadlock for any grid size.
+// Borders between strips travel through a ring of slots in global memory, guarded by a
+// per-strip progress counter (release/acquire at device scope).
+#include <cuda/atomic>
+
+#include <cstdint>
+
+namespace sdtw::kernels::detail {
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr int kDone = 0x7fffffff;  // progress of a finished strip
+constexpr int kPublishEvery = 32;  // columns between two progress updates
+
+struct Schedule {
+  int64_t batch, n, m;
+  int64_t strips;      // strips per pair, ceil(n / 32)
+  int64_t ring_slots;  // >= 2 whenever there are >= 2 strips
+  const int64_t* x_len;
+  const int64_t* y_len;
+  int64_t bandwidth;  // < 0: no band
+  unsigned long long* ticket;
+  int* progress;  // one per strip (batch * strips)
+
+  __device__ int64_t total() const { return batch * strips; }
+  __device__ int64_t rows_of(int64_t b) const { return x_len ? x_len[b] : n; }
+  __device__ int64_t cols_of(int64_t b) const { return y_len ? y_len[b] : m; }
+  __device__ bool in_band(int64_t i, int64_t j) const {
+    return bandwidth < 0 || (i > j ? i - j : j - i) <= bandwidth;
+  }
+};
+
+__device__ inline int64_t take_ticket(unsigned long long* counter) {
+  unsigned long long t = 0;
+  if ((threadIdx.x & 31) == 0) t = atomicAdd(counter, 1ull);
+  return static_cast<int64_t>(__shfl_sync(kFullMask, t, 0));
+}
+
+__device__ inline void publish(int* progress, int value) {
+  cuda::atomic_ref<int, cuda::thread_scope_device> p(*progress);
+  p.store(value, cuda::memory_order_release);
+}
+
+// Spins until *progress >= needed; `known` is the last value seen, to skip the load when possible.
+__device__ inline int wait_for(int* progress, int needed, int known) {
+  cuda::atomic_ref<int, cuda::thread_scope_device> p(*progress);
+  while (known < needed) {
+    known = p.load(cuda::memory_order_acquire);
+    if (known < needed) __nanosleep(64);
+  }
+  return known;
+}
+
+// A ring slot is reused by ticket t after ticket t - slots + 1 (the last reader of its previous
+// content) has finished.
+__device__ inline void claim_slot(const Schedule& s, int64_t ticket) {
+  if ((threadIdx.x & 31) == 0 && ticket >= s.ring_slots) wait_for(s.progress + (ticket - s.ring_slots + 1), kDone, 0);
+  __syncwarp();
+}
+
+}  // namespace sdtw::kernels::detail

@@ -1,0 +1,164 @@
+#include <string>
+
+#include "backward.cuh"
+#include "forward.cuh"
+#include "jacobian.cuh"
+#include "sdtw/kernels/costs.cuh"
+#include "sdtw/kernels/soft_dtw.hpp"
+#include "workspace.hpp"
+
+namespace sdtw::kernels {
+namespace {
+
+using detail::CellState;
+using detail::WorkspaceLayout;
+
+constexpr int kThreads = 128;
+
+void check(cudaError_t code, const char* what) {
+  if (code != cudaSuccess) throw CudaError(code, std::string("sdtw::kernels: ") + what + ": " + cudaGetErrorString(code));
+}
+
+void require(const void* ptr, const char* name) {
+  if (!ptr) throw std::invalid_argument(std::string("sdtw::kernels: ") + name + " must not be null");
+}
+
+template <typename T>
+WorkspaceLayout layout_for(const Problem& p) {
+  using C = typename CellState<T>::Compute;
+  const std::size_t ring_column = sizeof(double) > 2 * sizeof(C) ? sizeof(double) : 2 * sizeof(C);
+  return detail::workspace_layout(p, sizeof(typename CellState<T>::Word), ring_column);
+}
+
+template <typename T>
+detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
+  auto* base = static_cast<char*>(workspace);
+  return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len, p.bandwidth,
+          reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress)};
+}
+
+// Resets the ticket and the progress counters: memset nodes, so graph replays start clean.
+void reset_scratch(const Problem& p, const WorkspaceLayout& w, void* workspace, cudaStream_t stream) {
+  auto* base = static_cast<char*>(workspace);
+  check(cudaMemsetAsync(base + w.ticket, 0, w.ring - w.ticket, stream), "cudaMemsetAsync(scratch)");
+  (void)p;
+}
+
+// Persistent grid: enough resident blocks to fill the device, never more than the strips need.
+template <typename Kernel>
+int grid_for(Kernel kernel, int64_t total_strips) {
+  int device = 0, sms = 0, per_sm = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0), "cudaOccupancy");
+  const int64_t warps_per_block = kThreads / detail::kWarp;
+  const int64_t wanted = (total_strips + warps_per_block - 1) / warps_per_block;
+  const int64_t resident = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  return static_cast<int>(wanted < resident ? wanted : resident);
+}
+
+template <typename T, typename Cost>
+void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspace, cudaStream_t stream) {
+  require(values, "values");
+  require(workspace, "workspace");
+  const WorkspaceLayout w = layout_for<T>(p);
+  reset_scratch(p, w, workspace, stream);
+  auto* base = static_cast<char*>(workspace);
+  detail::ForwardArgs<T> args{schedule_for<T>(p, w, workspace), p.gamma, values,
+                              reinterpret_cast<typename CellState<T>::Word*>(base + w.state),
+                              reinterpret_cast<double*>(base + w.ring)};
+  auto kernel = detail::forward_kernel<T, Cost>;
+  kernel<<<grid_for(kernel, p.batch * w.strips), kThreads, 0, stream>>>(cost, args);
+  check(cudaGetLastError(), "forward launch");
+}
+
+template <typename T>
+void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* workspace, cudaStream_t stream) {
+  require(dvalues, "dvalues");
+  require(workspace, "workspace");
+  using C = typename CellState<T>::Compute;
+  const WorkspaceLayout w = layout_for<T>(p);
+  reset_scratch(p, w, workspace, stream);
+  auto* base = static_cast<char*>(workspace);
+  detail::BackwardArgs<T> args{schedule_for<T>(p, w, workspace), dvalues,
+                               reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
+                               reinterpret_cast<C*>(base + w.ring)};
+  auto kernel = detail::backward_kernel<T>;
+  kernel<<<grid_for(kernel, p.batch * w.strips), kThreads, 0, stream>>>(args);
+  check(cudaGetLastError(), "backward launch");
+}
+
+bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
+
+}  // namespace
+
+template <typename T>
+std::size_t workspace_bytes(const Problem& problem) {
+  return layout_for<T>(problem).total;
+}
+
+template <typename T>
+void cost_forward(const Problem& p, const T* D, T* values, void* workspace, cudaStream_t stream) {
+  require(D, "D");
+  launch_forward(p, PrecomputedCost<T>{D, p.n, p.m}, values, workspace, stream);
+}
+
+template <typename T>
+void cost_backward(const Problem& p, const T* dvalues, T* E, void* workspace, cudaStream_t stream) {
+  require(E, "E");
+  if (p.x_len || p.y_len)
+    check(cudaMemsetAsync(E, 0, sizeof(T) * p.batch * p.n * p.m, stream), "cudaMemsetAsync(E)");
+  launch_backward(p, dvalues, E, workspace, stream);
+}
+
+template <typename T>
+void sqeuclidean_forward(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+  require(x, "x");
+  require(y, "y");
+  if constexpr (std::is_same_v<T, float>) {
+    if (p.dim % 4 == 0 && aligned16(x) && aligned16(y)) {
+      if (p.dim <= 16)
+        return launch_forward(p, SqEuclideanRegisterCost<16>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
+      if (p.dim <= 64)
+        return launch_forward(p, SqEuclideanRegisterCost<64>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
+    }
+  }
+  launch_forward(p, SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
+}
+
+template <typename T>
+void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
+                          void* workspace, cudaStream_t stream) {
+  require(x, "x");
+  require(y, "y");
+  require(grad_x, "grad_x");
+  require(grad_y, "grad_y");
+  launch_backward<T>(p, dvalues, nullptr, workspace, stream);
+  const WorkspaceLayout w = layout_for<T>(p);
+  const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
+  const dim3 block(detail::kJacThreads);
+  const auto features = static_cast<unsigned>((p.dim + detail::kJacFeatures - 1) / detail::kJacFeatures);
+  const auto batch = static_cast<unsigned>(p.batch);
+  detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
+  detail::jacobian_kernel<T, false>
+      <<<dim3(static_cast<unsigned>((p.n + detail::kJacRows - 1) / detail::kJacRows), features, batch), block, 0,
+         stream>>>(gx);
+  check(cudaGetLastError(), "grad_x launch");
+  detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
+  detail::jacobian_kernel<T, true>
+      <<<dim3(static_cast<unsigned>((p.m + detail::kJacRows - 1) / detail::kJacRows), features, batch), block, 0,
+         stream>>>(gy);
+  check(cudaGetLastError(), "grad_y launch");
+}
+
+#define SDTW_INSTANTIATE(T)                                                                                   \
+  template std::size_t workspace_bytes<T>(const Problem&);                                                    \
+  template void cost_forward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                           \
+  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                          \
+  template void sqeuclidean_forward<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);          \
+  template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t);
+SDTW_INSTANTIATE(float)
+SDTW_INSTANTIATE(double)
+#undef SDTW_INSTANTIATE
+
+}  // namespace sdtw::kernels

@@ -1,0 +1,63 @@
+#pragma once
+// The saved state of one DP cell: the softmin weights of its predecessors (diagonal, up; left is
+// what is left of one), normalised to sum to one. The backward overwrites each cell with E.
+#include <cstdint>
+
+namespace sdtw::kernels::detail {
+
+template <typename T>
+struct CellState;
+
+// float: two unorm16 in one word. Weights are integers out of 65535 so that the three sum to one
+// exactly and a predecessor with weight 0 (off-band, +inf) stays exactly 0.
+template <>
+struct CellState<float> {
+  using Word = uint32_t;
+  using Compute = float;
+  static constexpr float kScale = 65535.0f;
+
+  __device__ static Word encode(float ediag, float eup, float eleft, float inv_sum) {
+    uint32_t qd = __float2uint_rn(ediag * inv_sum * kScale);
+    uint32_t qu = __float2uint_rn(eup * inv_sum * kScale);
+    if (qd > 65535u) qd = 65535u;
+    if (eleft == 0.0f || qd + qu > 65535u) qu = 65535u - qd;
+    return qd | (qu << 16);
+  }
+  __device__ static Word empty() { return 0u; }
+  __device__ static void decode(Word w, float& wdiag, float& wup, float& wleft) {
+    const uint32_t qd = w & 0xffffu, qu = w >> 16;
+    wdiag = static_cast<float>(qd) * (1.0f / kScale);
+    wup = static_cast<float>(qu) * (1.0f / kScale);
+    wleft = static_cast<float>(65535u - qd - qu) * (1.0f / kScale);
+  }
+  __device__ static Word from_alignment(float e) { return __float_as_uint(e); }
+  __device__ static float to_alignment(Word w) { return __uint_as_float(w); }
+};
+
+struct alignas(16) DoublePair {
+  double diag;
+  double up;
+};
+
+// double: the weights themselves; left = 1 - diag - up is exact enough in float64.
+template <>
+struct CellState<double> {
+  using Word = DoublePair;
+  using Compute = double;
+
+  __device__ static Word encode(double ediag, double eup, double eleft, double inv_sum) {
+    Word w{ediag * inv_sum, eup * inv_sum};
+    if (eleft == 0.0) w.up = 1.0 - w.diag;
+    return w;
+  }
+  __device__ static Word empty() { return {0.0, 0.0}; }
+  __device__ static void decode(Word w, double& wdiag, double& wup, double& wleft) {
+    wdiag = w.diag;
+    wup = w.up;
+    wleft = fmax(0.0, 1.0 - w.diag - w.up);
+  }
+  __device__ static Word from_alignment(double e) { return {e, 0.0}; }
+  __device__ static double to_alignment(Word w) { return w.diag; }
+};
+
+}  // namespace sdtw::kernels::detail

@@ -1,0 +1,52 @@
+#include "workspace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace sdtw::kernels::detail {
+namespace {
+
+constexpr int64_t kRows = 32;
+constexpr int64_t kMaxRingSlots = 1024;  // bounds the ring to 1024 border rows; see NOTES.md
+constexpr std::size_t kAlign = 256;
+
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("sdtw::kernels: " + what); }
+
+}  // namespace
+
+void validate(const Problem& p) {
+  std::ostringstream msg;
+  if (p.batch < 1) msg << "batch must be >= 1 (got " << p.batch << ")";
+  else if (p.n < 1) msg << "n (length of x) must be >= 1 (got " << p.n << ")";
+  else if (p.m < 1) msg << "m (length of y) must be >= 1 (got " << p.m << ")";
+  else if (p.dim < 1) msg << "dim must be >= 1 (got " << p.dim << ")";
+  else if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) msg << "gamma must be finite and > 0 (got " << p.gamma << ")";
+  else if (p.m > std::numeric_limits<int>::max() - 64) msg << "m must be < 2^31 - 64 (got " << p.m << ")";
+  else if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
+    msg << "bandwidth " << p.bandwidth << " leaves no alignment path for n = " << p.n << ", m = " << p.m
+        << ": it needs bandwidth >= |n - m|";
+  if (!msg.str().empty()) reject(msg.str());
+}
+
+WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column) {
+  validate(p);
+  WorkspaceLayout w;
+  w.strips = (p.n + kRows - 1) / kRows;
+  const int64_t total_strips = p.batch * w.strips;
+  w.ring_slots = std::min<int64_t>(total_strips, kMaxRingSlots);
+  const std::size_t state_bytes =
+      static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m + kRows - 1) * kRows * state_word;
+  w.state = 0;
+  w.ticket = aligned(state_bytes);
+  w.progress = w.ticket + kAlign;
+  w.ring = w.progress + aligned(static_cast<std::size_t>(total_strips) * sizeof(int));
+  w.total = w.ring + aligned(static_cast<std::size_t>(w.ring_slots) * static_cast<std::size_t>(p.m) * ring_column);
+  return w;
+}
+
+}  // namespace sdtw::kernels::detail

@@ -1,0 +1,27 @@
+#pragma once
+// Layout of the caller's workspace: the saved state (kept from forward to backward) first, then
+// the scratch that each launch resets (ticket, progress counters, border ring).
+#include <cstddef>
+#include <cstdint>
+
+#include "sdtw/kernels/soft_dtw.hpp"
+
+namespace sdtw::kernels::detail {
+
+struct WorkspaceLayout {
+  int64_t strips = 0;      // per pair
+  int64_t ring_slots = 0;
+  std::size_t state = 0;   // offsets in bytes
+  std::size_t ticket = 0;
+  std::size_t progress = 0;
+  std::size_t ring = 0;
+  std::size_t total = 0;
+};
+
+// state_word: bytes per cell of saved state; ring_column: bytes per column of a border slot.
+WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column);
+
+// Throws std::invalid_argument naming the parameter that breaks its constraint.
+void validate(const Problem& p);
+
+}  // namespace sdtw::kernels::detail

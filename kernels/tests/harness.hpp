@@ -1,0 +1,163 @@
+#pragma once
+// Runs one problem through the kernels (both modes) and through the float64 reference, so that
+// every test states only its shapes and its tolerances.
+#include <algorithm>
+#include <optional>
+
+#include "sdtw/kernels/soft_dtw.hpp"
+#include "support.hpp"
+
+namespace sdtw::kernels::testing {
+
+struct Case {
+  int64_t batch, n, m, dim;
+  double gamma;
+  int64_t bandwidth = -1;
+  bool lengths = false;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Case& c) {
+  return os << "B=" << c.batch << " N=" << c.n << " M=" << c.m << " D=" << c.dim << " gamma=" << c.gamma
+            << " band=" << c.bandwidth << (c.lengths ? " with lengths" : "");
+}
+
+struct Inputs {
+  std::vector<double> x, y, dvalues;
+  std::vector<long> x_len, y_len;
+};
+
+// Random normal x, y and upstream gradients; lengths drawn so that the band leaves a path.
+inline Inputs draw_inputs(std::mt19937_64& rng, const Case& c, double scale = 1.0) {
+  Inputs in;
+  in.x = normal<double>(rng, c.batch * c.n * c.dim);
+  in.y = normal<double>(rng, c.batch * c.m * c.dim);
+  for (auto& v : in.x) v *= scale;
+  for (auto& v : in.y) v *= scale;
+  in.dvalues = normal<double>(rng, c.batch);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    long xl = c.n, yl = c.m;
+    if (c.lengths) {
+      xl = std::uniform_int_distribution<long>(1, c.n)(rng);
+      long lo = 1, hi = c.m;
+      if (c.bandwidth >= 0) {
+        lo = std::max<long>(1, xl - c.bandwidth);
+        hi = std::min<long>(c.m, xl + c.bandwidth);
+      }
+      yl = lo <= hi ? std::uniform_int_distribution<long>(lo, hi)(rng) : std::min<long>(c.m, xl);
+    }
+    in.x_len.push_back(xl);
+    in.y_len.push_back(yl);
+  }
+  return in;
+}
+
+template <typename T>
+std::vector<T> cast(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+struct Expected {
+  std::vector<double> values, E, grad_x, grad_y;
+};
+
+// The reference on exactly the values the kernels see (inputs rounded to T first).
+template <typename T>
+Expected reference_for(const Case& c, const Inputs& in) {
+  const auto x = to_double(cast<T>(in.x)), y = to_double(cast<T>(in.y)), dv = to_double(cast<T>(in.dvalues));
+  reference::BatchShape shape{c.batch, c.n, c.m, c.dim, in.x_len.data(), in.y_len.data()};
+  reference::Options options{c.gamma, c.bandwidth >= 0 ? std::optional<long>(c.bandwidth) : std::nullopt};
+  const auto grads = reference::soft_dtw_sqeuclidean_batch(x.data(), y.data(), shape, options, true);
+  std::vector<double> D(c.batch * c.n * c.m, 0.0);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.n; ++i)
+      for (int64_t j = 0; j < c.m; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < c.dim; ++d) {
+          const double diff = x[(b * c.n + i) * c.dim + d] - y[(b * c.m + j) * c.dim + d];
+          acc += diff * diff;
+        }
+        D[(b * c.n + i) * c.m + j] = acc;
+      }
+  auto alignment = reference::soft_dtw_cost_batch(D.data(), shape, options, true);
+  Expected e{grads.values, alignment.E, grads.grad_x, grads.grad_y};
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t k = 0; k < c.n * c.m; ++k) e.E[b * c.n * c.m + k] *= dv[b];
+    for (int64_t k = 0; k < c.n * c.dim; ++k) e.grad_x[b * c.n * c.dim + k] *= dv[b];
+    for (int64_t k = 0; k < c.m * c.dim; ++k) e.grad_y[b * c.m * c.dim + k] *= dv[b];
+  }
+  return e;
+}
+
+// The cost matrices of the sq-Euclidean problem, in T, for the unfused mode.
+template <typename T>
+std::vector<T> cost_tensor(const Case& c, const Inputs& in) {
+  const auto x = cast<T>(in.x), y = cast<T>(in.y);
+  std::vector<T> D(c.batch * c.n * c.m);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.n; ++i)
+      for (int64_t j = 0; j < c.m; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < c.dim; ++d) {
+          const double diff = static_cast<double>(x[(b * c.n + i) * c.dim + d]) - y[(b * c.m + j) * c.dim + d];
+          acc += diff * diff;
+        }
+        D[(b * c.n + i) * c.m + j] = static_cast<T>(acc);
+      }
+  return D;
+}
+
+template <typename T>
+struct Outputs {
+  std::vector<T> values, E, grad_x, grad_y;
+};
+
+struct DeviceProblem {
+  Problem problem;
+  DeviceBuffer<int64_t> x_len, y_len;
+  DeviceProblem(const Case& c, const Inputs& in) : x_len(c.batch), y_len(c.batch) {
+    problem = Problem{c.batch, c.n, c.m, c.dim, c.gamma, c.bandwidth, nullptr, nullptr};
+    if (c.lengths) {
+      x_len.upload(std::vector<int64_t>(in.x_len.begin(), in.x_len.end()));
+      y_len.upload(std::vector<int64_t>(in.y_len.begin(), in.y_len.end()));
+      problem.x_len = x_len.get();
+      problem.y_len = y_len.get();
+    }
+  }
+};
+
+// Unfused mode on the GPU: outputs poisoned first, so an unwritten element fails the comparison.
+template <typename T>
+Outputs<T> run_cost_mode(const Case& c, const Inputs& in, const std::vector<T>& D_host) {
+  DeviceProblem dp(c, in);
+  DeviceBuffer<T> D(D_host.size()), values(c.batch), dvalues(c.batch), E(D_host.size());
+  DeviceBuffer<char> workspace(workspace_bytes<T>(dp.problem));
+  D.upload(D_host);
+  dvalues.upload(cast<T>(in.dvalues));
+  values.poison();
+  E.poison();
+  workspace.poison();
+  cost_forward<T>(dp.problem, D.get(), values.get(), workspace.get(), nullptr);
+  cost_backward<T>(dp.problem, dvalues.get(), E.get(), workspace.get(), nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {values.download(), E.download(), {}, {}};
+}
+
+template <typename T>
+Outputs<T> run_fused_mode(const Case& c, const Inputs& in, cudaStream_t stream = nullptr) {
+  DeviceProblem dp(c, in);
+  DeviceBuffer<T> x(in.x.size()), y(in.y.size()), values(c.batch), dvalues(c.batch), gx(in.x.size()), gy(in.y.size());
+  DeviceBuffer<char> workspace(workspace_bytes<T>(dp.problem));
+  x.upload(cast<T>(in.x));
+  y.upload(cast<T>(in.y));
+  dvalues.upload(cast<T>(in.dvalues));
+  values.poison();
+  gx.poison();
+  gy.poison();
+  workspace.poison();
+  sqeuclidean_forward<T>(dp.problem, x.get(), y.get(), values.get(), workspace.get(), stream);
+  sqeuclidean_backward<T>(dp.problem, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(), workspace.get(), stream);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return {values.download(), {}, gx.download(), gy.download()};
+}
+
+}  // namespace sdtw::kernels::testing

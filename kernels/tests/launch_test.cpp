@@ -1,0 +1,93 @@
+// Properties of the launches themselves: repeatable bit for bit, capturable in a CUDA graph,
+// bad parameters rejected by name.
+#include "harness.hpp"
+
+namespace sdtw::kernels::testing {
+namespace {
+
+TEST(Launch, RepeatedRunsAreBitIdentical) {
+  SDTW_REQUIRE_GPU();
+  auto rng = seeded_rng("repeat");
+  const Case c{3, 150, 170, 8, 0.1, -1, true};
+  const Inputs in = draw_inputs(rng, c);
+  const auto a = run_fused_mode<float>(c, in), b = run_fused_mode<float>(c, in);
+  EXPECT_EQ(0, std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(a.grad_x.data(), b.grad_x.data(), a.grad_x.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(a.grad_y.data(), b.grad_y.data(), a.grad_y.size() * sizeof(float)));
+  const auto D = cost_tensor<float>(c, in);
+  const auto e = run_cost_mode<float>(c, in, D), f = run_cost_mode<float>(c, in, D);
+  EXPECT_EQ(0, std::memcmp(e.E.data(), f.E.data(), e.E.size() * sizeof(float)));
+}
+
+// Forward + backward captured once, replayed on new inputs: each replay matches the reference.
+TEST(Launch, CapturedGraphReplaysOnNewInputs) {
+  SDTW_REQUIRE_GPU();
+  auto rng = seeded_rng("graph");
+  const Case c{4, 90, 77, 16, 0.5};
+  Inputs in = draw_inputs(rng, c);
+  DeviceProblem dp(c, in);
+  DeviceBuffer<float> x(in.x.size()), y(in.y.size()), values(c.batch), dvalues(c.batch), gx(in.x.size()),
+      gy(in.y.size());
+  DeviceBuffer<char> workspace(workspace_bytes<float>(dp.problem));
+  cudaStream_t stream;
+  SDTW_CUDA_OK(cudaStreamCreate(&stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  SDTW_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  sqeuclidean_forward<float>(dp.problem, x.get(), y.get(), values.get(), workspace.get(), stream);
+  sqeuclidean_backward<float>(dp.problem, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(), workspace.get(), stream);
+  SDTW_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  SDTW_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    in = draw_inputs(rng, c);
+    x.upload(cast<float>(in.x));
+    y.upload(cast<float>(in.y));
+    dvalues.upload(cast<float>(in.dvalues));
+    gx.poison();
+    SDTW_CUDA_OK(cudaGraphLaunch(exec, stream));
+    SDTW_CUDA_OK(cudaStreamSynchronize(stream));
+    const Expected want = reference_for<float>(c, in);
+    EXPECT_LE(max_relative(values.download(), want.values), 1e-5) << "replay " << replay;
+    EXPECT_LE(relative_l2(gx.download(), want.grad_x), 1e-4) << "replay " << replay;
+    EXPECT_LE(relative_l2(gy.download(), want.grad_y), 1e-4) << "replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+void expect_rejected(const Problem& p, const char* parameter) {
+  try {
+    (void)workspace_bytes<float>(p);
+    ADD_FAILURE() << "accepted a problem with a bad " << parameter;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(parameter), std::string::npos) << e.what();
+  }
+}
+
+TEST(Validation, BadParametersNameThemselves) {
+  expect_rejected({0, 4, 4, 1, 1.0}, "batch");
+  expect_rejected({1, 0, 4, 1, 1.0}, "n (length of x)");
+  expect_rejected({1, 4, 0, 1, 1.0}, "m (length of y)");
+  expect_rejected({1, 4, 4, 0, 1.0}, "dim");
+  expect_rejected({1, 4, 4, 1, 0.0}, "gamma");
+  expect_rejected({1, 4, 4, 1, -1.0}, "gamma");
+  expect_rejected({1, 4, 4, 1, std::nan("")}, "gamma");
+  expect_rejected({1, 10, 4, 1, 1.0, 3}, "bandwidth");
+}
+
+TEST(Validation, NullPointersAreRejected) {
+  const Problem p{1, 4, 4, 1, 1.0};
+  EXPECT_THROW(cost_forward<float>(p, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
+}
+
+TEST(Validation, WorkspaceIsFourBytesPerCellForFloat) {
+  const Problem p{2, 1000, 3000, 64, 1.0};
+  const double cells = 2.0 * 1000 * 3000;
+  const double state = (2.0 * 32) * (3000 + 31) * 32 * 4;  // 32 strips of 32 rows per pair, skewed
+  EXPECT_LE(static_cast<double>(workspace_bytes<float>(p)), state + 64.0 * 3000 * 8 + 4096);
+  EXPECT_LE(state / cells, 4.0 * (1024.0 / 1000.0) * (3031.0 / 3000.0));
+}
+
+}  // namespace
+}  // namespace sdtw::kernels::testing

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure, build, run the GPU tests and the kernel micro-benchmark,
+# write logs under $OUT (or ./gpu-out) and print a short summary last.
+# Usage: scripts/gpu_check.sh [--skip "baselines;torch;harness"] [--bench-filter REGEX] [--tests REGEX]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+skip=""
+bench_filter="."
+tests=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --skip) skip=$2; shift 2 ;;
+    --bench-filter) bench_filter=$2; shift 2 ;;
+    --tests) tests=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+export TORCH_CUDA_ARCH_LIST=9.0
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+summary=()
+t0=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" "-DSDTW_SKIP_PARTS=$skip" >"$out/configure.log" 2>&1 \
+  || { tail -40 "$out/configure.log"; exit 1; }
+grep "sdtw:" "$out/configure.log"
+cmake --build build-gpu -j 16 >"$out/build.log" 2>&1 || { grep -E "error|Error" -A3 "$out/build.log" | head -60; exit 1; }
+summary+=("build: ok in $(( $(date +%s) - t0 )) s")
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
+ctest_args=(--test-dir build-gpu --output-on-failure --timeout 600 -j 4)
+[ -n "$tests" ] && ctest_args+=(-R "$tests")
+ctest "${ctest_args[@]}" >"$out/ctest.log" 2>&1
+summary+=("ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)")
+grep -hE "^\[ accuracy \]" build-gpu/Testing/Temporary/LastTest.log >"$out/accuracy.txt" 2>/dev/null || true
+if [ -x build-gpu/kernels/bench/sdtw_kernels_bench ] && [ "$bench_filter" != "none" ]; then
+  build-gpu/kernels/bench/sdtw_kernels_bench --benchmark_filter="$bench_filter" --benchmark_counters_tabular=true \
+    --benchmark_out="$out/kernels_bench.json" --benchmark_out_format=json >"$out/kernels_bench.txt" 2>&1
+  summary+=("bench: exit $?")
+fi
+echo "---- failed tests"; grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/ctest.log" | head -30
+echo "---- accuracy"; cat "$out/accuracy.txt"
+echo "---- bench"; grep -E "BM_|Benchmark" "$out/kernels_bench.txt" 2>/dev/null | cut -c1-160
+echo "---- summary"; cat "$out/gpu.txt"; printf '%s\n' "${summary[@]}"
