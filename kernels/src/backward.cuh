@@ -2,7 +2,8 @@
 // Backward recursion E(c) = sum over the successors s of c of E(s) * w(s <- c), with the weights
 // saved by the forward: it needs neither R nor the cost. Strips run bottom-up, lanes right to
 // left (lane 31 leads). A lane hands each successor's share to its predecessors as products,
-// so a cell's state can be overwritten with E as soon as the lane has read it.
+// so a cell's state can be overwritten with E as soon as the lane has read it. As in the forward,
+// a chunk's 32 state words and border values are loaded before its 32 dependent steps.
 #include "forward.cuh"
 
 namespace sdtw::kernels::detail {
@@ -10,14 +11,14 @@ namespace sdtw::kernels::detail {
 template <typename T>
 struct BackwardArgs {
   Schedule s;
-  const T* dvalues;                     // batch: upstream gradient of each value
-  typename CellState<T>::Word* state;   // as written by the forward; receives E when dense_E is null
-  T* dense_E;                           // batch x n x m, or null
-  typename CellState<T>::Compute* ring; // ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
+  const T* dvalues;                      // batch: upstream gradient of each value
+  typename CellState<T>::Word* state;    // as written by the forward; receives E when dense_E is null
+  T* dense_E;                            // batch x n x m, or null
+  typename CellState<T>::Compute* ring;  // ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
 };
 
 template <typename T>
-__global__ void __launch_bounds__(128) backward_kernel(BackwardArgs<T> a) {
+__global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(BackwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
   const int lane = threadIdx.x & 31;
@@ -47,42 +48,62 @@ __global__ void __launch_bounds__(128) backward_kernel(BackwardArgs<T> a) {
     C diag_below_prev = 0;  // E(i+1, j+1) * w_diag(i+1, j+1)
     C out_up = 0, out_diag = 0;
     int known_below = 0;
-    for (int64_t t = 0; t < cols + kWarp - 1; ++t) {
-      const int64_t j = cols - 1 - t + (kWarp - 1 - lane);
-      C up_below = __shfl_down_sync(kFullMask, out_up, 1);      // E(i+1, j) * w_up(i+1, j)
-      C diag_below = __shfl_down_sync(kFullMask, out_diag, 1);  // E(i+1, j) * w_diag(i+1, j)
-      if (lane == kWarp - 1) {
-        up_below = diag_below = 0;
-        if (fed_from_below && j >= 0) {
-          known_below = wait_for(below_progress, static_cast<int>(cols - j), known_below);
-          up_below = __ldcg(ring_in + 2 * j);
-          diag_below = __ldcg(ring_in + 2 * j + 1);
+    for (int64_t t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
+      // Lane 31 takes column cols-1-t at step t; lane l of the chunk holds that column's border.
+      C border_up = 0, border_diag = 0;
+      if (fed_from_below && t0 < cols) {
+        if (lane == kWarp - 1)
+          known_below = wait_for(below_progress, static_cast<int>(min(t0 + kWarp, cols)), known_below);
+        __syncwarp();
+        const int64_t jb = cols - 1 - t0 - lane;
+        if (jb >= 0) {
+          border_up = __ldcg(ring_in + 2 * jb);
+          border_diag = __ldcg(ring_in + 2 * jb + 1);
         }
       }
-      const bool active = row_ok && j >= 0 && j < cols;
-      C n_up = 0, n_diag = 0, n_left = 0;
-      if (active) {
-        const C e = (i == rows - 1 && j == cols - 1) ? dvalue : from_right + up_below + diag_below_prev;
-        C w_diag, w_up, w_left;
-        State::decode(st[(j + lane) * kWarp], w_diag, w_up, w_left);
-        n_up = e * w_up;
-        n_diag = e * w_diag;
-        n_left = e * w_left;
-        if (E_row)
-          E_row[j] = static_cast<T>(e);
-        else
-          st[(j + lane) * kWarp] = State::from_alignment(e);
-        if (lane == 0 && k > 0) {
-          __stcg(ring_out + 2 * j, n_up);
-          __stcg(ring_out + 2 * j + 1, n_diag);
-        }
+      // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state.
+      typename State::Word words[kWarp];
+#pragma unroll
+      for (int step = 0; step < kWarp; ++step) {
+        const int64_t fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
+        words[step] = (row_ok && j >= 0 && j < cols) ? st[fs * kWarp] : State::empty();
       }
-      from_right = n_left;
-      diag_below_prev = diag_below;
-      out_up = n_up;
-      out_diag = n_diag;
-      if (lane == 0 && k > 0 && active && (cols - j) % kPublishEvery == 0)
-        publish(my_progress, static_cast<int>(cols - j));
+#pragma unroll
+      for (int step = 0; step < kWarp; ++step) {
+        const int64_t fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
+        C up_below = __shfl_down_sync(kFullMask, out_up, 1);      // E(i+1, j) * w_up(i+1, j)
+        C diag_below = __shfl_down_sync(kFullMask, out_diag, 1);  // E(i+1, j) * w_diag(i+1, j)
+        const C border_up_j = __shfl_sync(kFullMask, border_up, step);
+        const C border_diag_j = __shfl_sync(kFullMask, border_diag, step);
+        if (lane == kWarp - 1) {
+          up_below = border_up_j;
+          diag_below = border_diag_j;
+        }
+        const bool active = row_ok && j >= 0 && j < cols;
+        C n_up = 0, n_diag = 0, n_left = 0;
+        if (active) {
+          const C e = (i == rows - 1 && j == cols - 1) ? dvalue : from_right + up_below + diag_below_prev;
+          C w_diag, w_up, w_left;
+          State::decode(words[step], w_diag, w_up, w_left);
+          n_up = e * w_up;
+          n_diag = e * w_diag;
+          n_left = e * w_left;
+          if (E_row)
+            E_row[j] = static_cast<T>(e);
+          else
+            st[fs * kWarp] = State::from_alignment(e);
+          if (lane == 0 && k > 0) {
+            __stcg(ring_out + 2 * j, n_up);
+            __stcg(ring_out + 2 * j + 1, n_diag);
+          }
+        }
+        from_right = n_left;
+        diag_below_prev = diag_below;
+        out_up = n_up;
+        out_diag = n_diag;
+        if (lane == 0 && k > 0 && active && (cols - j) % kPublishEvery == 0)
+          publish(my_progress, static_cast<int>(cols - j));
+      }
     }
     if (lane == 0) publish(my_progress, kDone);
   }

@@ -2,10 +2,12 @@
 // Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
 // of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
-// predecessor weights for the backward.
+// predecessor weights for the backward. Work goes in chunks of 32 steps: the chunk's cost tile and
+// border values are fetched together first, so no load latency sits on the dependent chain.
 #include <cmath>
 
 #include "schedule.cuh"
+#include "sdtw/kernels/costs.cuh"
 #include "state.cuh"
 
 namespace sdtw::kernels::detail {
@@ -14,22 +16,35 @@ template <typename T>
 struct ForwardArgs {
   Schedule s;
   double gamma;
-  T* values;                            // batch
-  typename CellState<T>::Word* state;   // (batch * strips) x (m + 31) x 32, skewed
-  double* ring;                         // ring_slots x m: the last row of R of a strip
+  T* values;                           // batch
+  typename CellState<T>::Word* state;  // (batch * strips) x (m + 31) x 32, by warp step
+  double* ring;                        // ring_slots x m: the last row of R of a strip
 };
 
-// The state of strip `strip` is laid out by warp step (step = j + lane) so that one step of a warp
+// The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
 // reads or writes 32 consecutive words.
 __host__ __device__ inline int64_t state_index(int64_t strip, int64_t m, int64_t step, int lane) {
   return (strip * (m + kWarp - 1) + step) * kWarp + lane;
 }
 
+__device__ inline float fast_exp(float v) { return __expf(v); }
+__device__ inline double fast_exp(double v) { return exp(v); }
+__device__ inline float fast_log(float v) { return __logf(v); }
+__device__ inline double fast_log(double v) { return log(v); }
+
+template <typename T>
+__host__ __device__ constexpr int warps_per_block() {
+  return sizeof(T) == 4 ? 4 : 2;  // keeps the cost tiles under 48 KB of static shared memory
+}
+
 template <typename T, typename Cost>
-__global__ void __launch_bounds__(128) forward_kernel(Cost cost, ForwardArgs<T> a) {
+__global__ void __launch_bounds__(warps_per_block<T>() * kWarp) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
-  const int lane = threadIdx.x & 31;
+  constexpr int kWarps = warps_per_block<T>();
+  __shared__ T tiles[kWarps][2][kWarp][kWarp];  // [warp][chunk parity][row][column], conflict-free
+  __shared__ typename Cost::Scratch scratch[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const double inf = INFINITY;
   const C inv_gamma = static_cast<C>(1.0 / a.gamma);
   const Schedule& s = a.s;
@@ -49,45 +64,60 @@ __global__ void __launch_bounds__(128) forward_kernel(Cost cost, ForwardArgs<T> 
     double* ring_out = a.ring + (ticket % s.ring_slots) * s.m;
     const double* ring_in = a.ring + ((ticket + s.ring_slots - 1) % s.ring_slots) * s.m;
     int* above_progress = s.progress + ticket - 1;
-    const auto row_cost = cost.lane(b, row_ok ? i : row0);
     auto* st = a.state + state_index(ticket, s.m, 0, lane);
 
     double left = inf;                 // R(i, j-1)
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
     int known_above = 0;
-    for (int64_t t = 0; t < cols + kWarp - 1; ++t) {
-      const int64_t j = t - lane;
-      double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
-      if (lane == 0) {
-        up = inf;
-        if (k > 0 && j < cols) {
-          known_above = wait_for(above_progress, static_cast<int>(j + 1), known_above);
-          up = __ldcg(ring_in + j);
-        }
+    for (int64_t t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
+      const int parity = (t0 / kWarp) & 1;
+      if (t0 < cols) {
+        T column[kWarp];
+        const int64_t j = t0 + lane < cols ? t0 + lane : cols - 1;
+        cost.column(b, row0, rows, j, scratch[warp], column);
+#pragma unroll
+        for (int r = 0; r < kWarp; ++r) tiles[warp][parity][r][lane] = column[r];
       }
-      const bool active = row_ok && j >= 0 && j < cols;
-      double r = inf;
-      if (active) {
-        typename State::Word w = State::empty();
-        const double rmin = fmin(diag, fmin(up, left));
-        if (s.in_band(i, j) && rmin < inf) {
-          const C ed = exp(-static_cast<C>(diag - rmin) * inv_gamma);
-          const C eu = exp(-static_cast<C>(up - rmin) * inv_gamma);
-          const C el = exp(-static_cast<C>(left - rmin) * inv_gamma);
-          const C sum = ed + eu + el;
-          r = static_cast<double>(cost(row_cost, b, j)) + rmin - a.gamma * static_cast<double>(log(sum));
-          w = State::encode(ed, eu, el, C(1) / sum);
-        }
-        st[t * kWarp] = w;
-        if (lane == kWarp - 1 && feeds_below) __stcg(ring_out + j, r);
-        if (i == rows - 1 && j == cols - 1) a.values[b] = static_cast<T>(r);
-        left = r;
+      double border = inf;  // R(row0 - 1, t0 + lane)
+      if (k > 0 && t0 < cols) {
+        if (lane == 0) known_above = wait_for(above_progress, static_cast<int>(min(t0 + kWarp, cols)), known_above);
+        __syncwarp();
+        if (t0 + lane < cols) border = __ldcg(ring_in + t0 + lane);
       }
-      diag = up;
-      out = r;
-      if (lane == kWarp - 1 && feeds_below && active && (j + 1) % kPublishEvery == 0)
-        publish(my_progress, static_cast<int>(j + 1));
+      __syncwarp();
+#pragma unroll
+      for (int step = 0; step < kWarp; ++step) {
+        const int64_t t = t0 + step, j = t - lane;
+        double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
+        const double border_j = __shfl_sync(kFullMask, border, step);
+        if (lane == 0) up = border_j;
+        const bool active = row_ok && j >= 0 && j < cols;
+        double r = inf;
+        if (active) {
+          typename State::Word w = State::empty();
+          const double rmin = fmin(diag, fmin(up, left));
+          if (s.in_band(i, j) && rmin < inf) {
+            const int col = step - lane;
+            const T c = col >= 0 ? tiles[warp][parity][lane][col] : tiles[warp][parity ^ 1][lane][col + kWarp];
+            const C ed = fast_exp(-static_cast<C>(diag - rmin) * inv_gamma);
+            const C eu = fast_exp(-static_cast<C>(up - rmin) * inv_gamma);
+            const C el = fast_exp(-static_cast<C>(left - rmin) * inv_gamma);
+            const C sum = ed + eu + el;
+            r = static_cast<double>(c) + rmin - a.gamma * static_cast<double>(fast_log(sum));
+            w = State::encode(ed, eu, el, C(1) / sum);
+          }
+          st[t * kWarp] = w;
+          if (lane == kWarp - 1 && feeds_below) __stcg(ring_out + j, r);
+          if (i == rows - 1 && j == cols - 1) a.values[b] = static_cast<T>(r);
+          left = r;
+        }
+        diag = up;
+        out = r;
+        if (lane == kWarp - 1 && feeds_below && active && (j + 1) % kPublishEvery == 0)
+          publish(my_progress, static_cast<int>(j + 1));
+      }
+      __syncwarp();
     }
     if (lane == kWarp - 1) publish(my_progress, kDone);
   }

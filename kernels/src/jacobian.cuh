@@ -21,6 +21,27 @@ constexpr int kJacFeatures = 32;  // features per block
 constexpr int kJacInner = 32;     // reduction step
 constexpr int kJacThreads = 256;  // 32 row pairs x 8 feature quads
 
+// Fills e_tile[r][kk] with E(row r0 + r, inner k0 + kk) (zero outside the pair), reading the state
+// by whole warp steps: 32 consecutive words hold E(row0 + l, step - l) for the 32 rows of a strip.
+template <typename T, bool for_y, typename C>
+__device__ void load_alignment_tile(const JacobianArgs<T>& a, int64_t b, int64_t r0, int64_t k0, int64_t rows,
+                                    int64_t inner, C (&e_tile)[kJacRows][kJacInner + 1]) {
+  using State = CellState<T>;
+  for (int idx = threadIdx.x; idx < kJacRows * kJacInner; idx += kJacThreads) e_tile[idx / kJacInner][idx % kJacInner] = 0;
+  __syncthreads();
+  // Rows of E (i) come from strips; grad_x tiles span kJacRows / 32 strips, grad_y tiles one strip.
+  const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
+  const int strips = for_y ? 1 : kJacRows / kWarp;
+  const int width = (for_y ? kJacRows : kJacInner) + kWarp - 1;  // warp steps that touch the tile
+  for (int idx = threadIdx.x; idx < strips * width * kWarp; idx += kJacThreads) {
+    const int l = idx % kWarp, step = (idx / kWarp) % width, strip = idx / (kWarp * width);
+    const int64_t i = i0 + strip * kWarp + l, j = j0 + step - l;
+    const int64_t row = for_y ? j : i, in = for_y ? i : j;
+    if (j < j0 || row >= r0 + kJacRows || in >= k0 + kJacInner || row >= rows || in >= inner) continue;
+    e_tile[row - r0][in - k0] = State::to_alignment(a.state[state_index(b * a.strips + i / kWarp, a.m, j0 + step, l)]);
+  }
+}
+
 // for_y = false: rows are i, the reduction runs over j. for_y = true: rows are j, over i.
 template <typename T, bool for_y>
 __global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> a) {
@@ -40,16 +61,7 @@ __global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> a
   C acc[2][4] = {};
   C rowsum[2] = {};
   for (int64_t k0 = 0; k0 < inner; k0 += kJacInner) {
-    for (int idx = threadIdx.x; idx < kJacRows * kJacInner; idx += kJacThreads) {
-      const int r = idx / kJacInner, kk = idx % kJacInner;
-      const int64_t row = r0 + r, in = k0 + kk;
-      C e = 0;
-      if (row < rows && in < inner) {
-        const int64_t i = for_y ? in : row, j = for_y ? row : in;
-        e = State::to_alignment(a.state[state_index(b * a.strips + i / kWarp, a.m, j + i % kWarp, i % kWarp)]);
-      }
-      e_tile[r][kk] = e;
-    }
+    load_alignment_tile<T, for_y>(a, b, r0, k0, rows, inner, e_tile);
     for (int idx = threadIdx.x; idx < kJacInner * kJacFeatures; idx += kJacThreads) {
       const int kk = idx / kJacFeatures, f = idx % kJacFeatures;
       const int64_t in = k0 + kk, d = d0 + f;

@@ -13,7 +13,6 @@ namespace {
 using detail::CellState;
 using detail::WorkspaceLayout;
 
-constexpr int kThreads = 128;
 
 void check(cudaError_t code, const char* what) {
   if (code != cudaSuccess) throw CudaError(code, std::string("sdtw::kernels: ") + what + ": " + cudaGetErrorString(code));
@@ -45,8 +44,9 @@ void reset_scratch(const Problem& p, const WorkspaceLayout& w, void* workspace, 
 }
 
 // Persistent grid: enough resident blocks to fill the device, never more than the strips need.
-template <typename Kernel>
+template <typename T, typename Kernel>
 int grid_for(Kernel kernel, int64_t total_strips) {
+  constexpr int kThreads = detail::warps_per_block<T>() * detail::kWarp;
   int device = 0, sms = 0, per_sm = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
@@ -68,7 +68,7 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
                               reinterpret_cast<typename CellState<T>::Word*>(base + w.state),
                               reinterpret_cast<double*>(base + w.ring)};
   auto kernel = detail::forward_kernel<T, Cost>;
-  kernel<<<grid_for(kernel, p.batch * w.strips), kThreads, 0, stream>>>(cost, args);
+  kernel<<<grid_for<T>(kernel, p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
 }
 
@@ -84,11 +84,9 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
                                reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
                                reinterpret_cast<C*>(base + w.ring)};
   auto kernel = detail::backward_kernel<T>;
-  kernel<<<grid_for(kernel, p.batch * w.strips), kThreads, 0, stream>>>(args);
+  kernel<<<grid_for<T>(kernel, p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
   check(cudaGetLastError(), "backward launch");
 }
-
-bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
 
 }  // namespace
 
@@ -115,14 +113,6 @@ template <typename T>
 void sqeuclidean_forward(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
   require(x, "x");
   require(y, "y");
-  if constexpr (std::is_same_v<T, float>) {
-    if (p.dim % 4 == 0 && aligned16(x) && aligned16(y)) {
-      if (p.dim <= 16)
-        return launch_forward(p, SqEuclideanRegisterCost<16>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
-      if (p.dim <= 64)
-        return launch_forward(p, SqEuclideanRegisterCost<64>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
-    }
-  }
   launch_forward(p, SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
 }
 

@@ -1,80 +1,62 @@
 #pragma once
-// Cost policies: the DP kernels never know which cost they run on. A policy caches what one row
-// i needs (lane(b, i)) and gives the cost of cell (i, j) from it; a new cost (L1, negative dot
-// product) is a new policy, not a new kernel.
+// Cost policies: the DP kernels never know which cost they run on. Once per 32 columns, each lane
+// of a warp asks the policy for one column of its strip's cost tile: out[r] = cost(row0 + r, j)
+// for the 32 rows of the strip. A new cost (L1, negative dot product) is a new policy.
 #include <cstdint>
 
 namespace sdtw::kernels {
 
-// The caller's cost tensor D, batch x n x m, row-major.
+constexpr int kStripRows = 32;
+
+// The caller's cost tensor D, batch x n x m, row-major: one coalesced load per row.
 template <typename T>
 struct PrecomputedCost {
   const T* D;
   int64_t n, m;
 
-  struct Lane {
-    const T* row;
-  };
-  __device__ Lane lane(int64_t b, int64_t i) const { return {D + (b * n + i) * m}; }
-  __device__ T operator()(const Lane& l, int64_t, int64_t j) const { return __ldg(l.row + j); }
+  struct Scratch {};
+  __device__ void column(int64_t b, int64_t row0, int64_t rows, int64_t j, Scratch&, T (&out)[kStripRows]) const {
+#pragma unroll
+    for (int r = 0; r < kStripRows; ++r) out[r] = row0 + r < rows ? __ldg(D + (b * n + row0 + r) * m + j) : T(0);
+  }
 };
 
-// ||x_i - y_j||^2 from x (batch x n x dim) and y (batch x m x dim), any dim.
+// ||x_i - y_j||^2 from x (batch x n x dim) and y (batch x m x dim), never stored: each lane holds
+// a slice of y_j in registers while the strip's slice of x is broadcast from shared memory.
 template <typename T>
 struct SqEuclideanCost {
   const T* x;
   const T* y;
   int64_t n, m, dim;
 
-  struct Lane {
-    const T* xi;
+  static constexpr int kSlice = 16;
+  struct Scratch {
+    T x[kStripRows][kSlice];
   };
-  __device__ Lane lane(int64_t b, int64_t i) const { return {x + (b * n + i) * dim}; }
-  __device__ T operator()(const Lane& l, int64_t b, int64_t j) const {
+  __device__ void column(int64_t b, int64_t row0, int64_t rows, int64_t j, Scratch& s, T (&out)[kStripRows]) const {
+    const int lane = threadIdx.x & 31;
+    const T* xi = x + (b * n + (row0 + lane < rows ? row0 + lane : row0)) * dim;
     const T* yj = y + (b * m + j) * dim;
-    T acc = 0;
-    for (int64_t d = 0; d < dim; ++d) {
-      const T diff = __ldg(l.xi + d) - __ldg(yj + d);
-      acc += diff * diff;
-    }
-    return acc;
-  }
-};
-
-// The same cost for float with x_i held in registers for the whole strip and y_j read as float4:
-// needs dim <= kRegisterDim, dim % 4 == 0 and 16-byte aligned x and y.
-template <int kRegisterDim>
-struct SqEuclideanRegisterCost {
-  static_assert(kRegisterDim % 4 == 0, "register dimension must be a multiple of 4");
-  const float* x;
-  const float* y;
-  int64_t n, m, dim;
-
-  struct Lane {
-    float4 xi[kRegisterDim / 4];
-  };
-  __device__ Lane lane(int64_t b, int64_t i) const {
-    Lane l;
-    const float4* xi = reinterpret_cast<const float4*>(x + (b * n + i) * dim);
 #pragma unroll
-    for (int q = 0; q < kRegisterDim / 4; ++q) l.xi[q] = q < dim / 4 ? __ldg(xi + q) : make_float4(0.f, 0.f, 0.f, 0.f);
-    return l;
-  }
-  __device__ float operator()(const Lane& l, int64_t b, int64_t j) const {
-    const float4* yj = reinterpret_cast<const float4*>(y + (b * m + j) * dim);
-    float acc0 = 0.f, acc1 = 0.f;
+    for (int r = 0; r < kStripRows; ++r) out[r] = T(0);
+    for (int64_t d0 = 0; d0 < dim; d0 += kSlice) {
+      T yv[kSlice];
+      __syncwarp();
 #pragma unroll
-    for (int q = 0; q < kRegisterDim / 4; ++q) {
-      if (q < dim / 4) {
-        const float4 v = __ldg(yj + q);
-        const float a = l.xi[q].x - v.x, bq = l.xi[q].y - v.y, c = l.xi[q].z - v.z, d = l.xi[q].w - v.w;
-        acc0 = fmaf(a, a, acc0);
-        acc1 = fmaf(bq, bq, acc1);
-        acc0 = fmaf(c, c, acc0);
-        acc1 = fmaf(d, d, acc1);
+      for (int q = 0; q < kSlice; ++q) {
+        const bool inside = d0 + q < dim;
+        s.x[lane][q] = inside ? __ldg(xi + d0 + q) : T(0);
+        yv[q] = inside ? __ldg(yj + d0 + q) : T(0);
       }
+      __syncwarp();
+#pragma unroll
+      for (int r = 0; r < kStripRows; ++r)
+#pragma unroll
+        for (int q = 0; q < kSlice; ++q) {
+          const T diff = s.x[r][q] - yv[q];
+          out[r] = fma(diff, diff, out[r]);
+        }
     }
-    return acc0 + acc1;
   }
 };
 
