@@ -42,3 +42,10 @@ echo "---- failed tests"; grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Sub
 echo "---- accuracy"; cat "$out/accuracy.txt"
 echo "---- bench"; grep -E "BM_|Benchmark" "$out/kernels_bench.txt" 2>/dev/null | cut -c1-160
 echo "---- summary"; cat "$out/gpu.txt"; printf '%s\n' "${summary[@]}"
+if [ -n "${SDTW_NCU:-}" ] && command -v ncu >/dev/null; then
+  echo "---- ncu"
+  ncu --kernel-name regex:"forward_kernel|backward_kernel|jacobian" --launch-skip 3 --launch-count 4 \
+    --section SpeedOfLight --section WarpStateStats --section Occupancy --section LaunchStats \
+    build-gpu/kernels/bench/sdtw_kernels_bench --benchmark_filter="$SDTW_NCU" --benchmark_min_time=0.01s >"$out/ncu.txt" 2>&1
+  grep -E "forward_kernel|backward_kernel|jacobian_kernel|Duration|Stall|Achieved Occupancy|Registers|Compute \(SM\) Throughput|Memory Throughput|Warp Cycles Per Issued|Issue Slot|Eligible" "$out/ncu.txt" | cut -c1-150 | head -80
+fi
