@@ -1,0 +1,69 @@
+#include "merge.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "row.hpp"
+#include "store.hpp"
+
+namespace sdtw::bench {
+
+std::string json_sibling(const std::string& csv_path) {
+  std::filesystem::path p(csv_path);
+  p.replace_extension(".json");
+  return p.string();
+}
+
+Table merge_tables(const std::vector<Table>& inputs) {
+  Table out;
+  if (inputs.empty()) return out;
+  out.header = inputs.front().header;
+  struct Ref {
+    long point;
+    size_t file, row;
+  };
+  std::vector<Ref> refs;
+  for (size_t f = 0; f < inputs.size(); ++f) {
+    if (inputs[f].header != out.header)
+      throw std::runtime_error("merge: input " + std::to_string(f + 1) + " has a different column schema");
+    for (size_t r = 0; r < inputs[f].rows.size(); ++r) refs.push_back({std::stol(inputs[f].at(r, "point")), f, r});
+  }
+  std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
+    if (a.point != b.point) return a.point < b.point;
+    return a.file < b.file;
+  });
+  std::set<std::string> seen;
+  for (const auto& ref : refs) {
+    if (seen.insert(row_key(inputs[ref.file], ref.row)).second) out.rows.push_back(inputs[ref.file].rows[ref.row]);
+  }
+  return out;
+}
+
+size_t merge_files(const std::vector<std::string>& inputs, const std::string& out) {
+  namespace fs = std::filesystem;
+  std::vector<Table> tables;
+  nlohmann::json runs = nlohmann::json::array();
+  bool all_json = true;
+  for (const auto& in : inputs) {
+    tables.push_back(read_csv(in, /*drop_partial_tail=*/true));
+    const auto js = json_sibling(in);
+    if (fs::exists(js)) {
+      const auto j = nlohmann::json::parse(read_file(js));
+      if (j.contains("runs"))
+        for (const auto& r : j["runs"]) runs.push_back(r);
+    } else {
+      all_json = false;
+    }
+  }
+  const Table merged = merge_tables(tables);
+  const auto parent = fs::path(out).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  write_csv(out, merged);
+  if (all_json) write_file_atomic(json_sibling(out), results_json(merged, runs).dump(1) + "\n");
+  return merged.rows.size();
+}
+
+}  // namespace sdtw::bench

@@ -1,0 +1,64 @@
+#include "point.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace sdtw::bench {
+
+std::string format_double(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  if (res.ec != std::errc()) throw std::runtime_error("format_double: cannot format value");
+  return std::string(buf, res.ptr);
+}
+
+const std::vector<std::string>& key_columns() {
+  static const std::vector<std::string> cols = {"impl", "device", "dtype", "B",         "N",
+                                                "M",    "D",      "gamma", "bandwidth", "normalize"};
+  return cols;
+}
+
+std::vector<std::string> key_values(const Point& p) {
+  return {p.impl,
+          p.device,
+          p.dtype,
+          std::to_string(p.batch),
+          std::to_string(p.n),
+          std::to_string(p.m),
+          std::to_string(p.dim),
+          format_double(p.gamma),
+          p.bandwidth ? std::to_string(*p.bandwidth) : std::string("none"),
+          p.normalize ? "true" : "false"};
+}
+
+std::string point_key(const Point& p) {
+  std::string key;
+  for (const auto& v : key_values(p)) {
+    key += v;
+    key += '|';
+  }
+  return key;
+}
+
+std::string describe(const Point& p) {
+  std::string s = p.impl + " " + p.device + " " + p.dtype + " B=" + std::to_string(p.batch) +
+                  " N=" + std::to_string(p.n) + " M=" + std::to_string(p.m) + " D=" + std::to_string(p.dim) +
+                  " gamma=" + format_double(p.gamma);
+  if (p.bandwidth) s += " band=" + std::to_string(*p.bandwidth);
+  if (p.normalize) s += " normalize";
+  return s;
+}
+
+const std::vector<std::string>& known_implementations() {
+  static const std::vector<std::string> names = {"ours_fused", "ours_unfused", "ours_cpu", "reference_cpu",
+                                                 "maghoumi"};
+  return names;
+}
+
+std::string default_device(const std::string& impl) {
+  if (impl == "ours_cpu" || impl == "reference_cpu") return "cpu";
+  return "cuda";
+}
+
+}  // namespace sdtw::bench

@@ -1,0 +1,44 @@
+#pragma once
+// One measured point of a sweep: every parameter that changes what is computed. The key built
+// from these (and nothing else) identifies a row for resume, shard merging and compare.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sdtw::bench {
+
+struct Point {
+  std::string impl;    // registry name: ours_fused, ours_unfused, ours_cpu, reference_cpu, maghoumi, ...
+  std::string device;  // "cuda" or "cpu"
+  std::string dtype = "float32";  // "float32" or "float64"
+  int64_t batch = 1;
+  int64_t n = 1;
+  int64_t m = 1;
+  int64_t dim = 1;
+  double gamma = 1.0;
+  std::optional<int64_t> bandwidth;  // none: full grid
+  bool normalize = false;
+  std::string grid;         // the config block the point came from (not part of the key)
+  int64_t index = 0;        // position in the whole sweep's point list (not part of the key)
+
+  int64_t cells() const { return batch * n * m; }
+};
+
+// Shortest decimal text that reads back to the same double ("1", "0.1", "0.001").
+std::string format_double(double v);
+
+// The key columns, in order, and their values for a point; rows with equal keys are one point.
+const std::vector<std::string>& key_columns();
+std::vector<std::string> key_values(const Point& p);
+std::string point_key(const Point& p);
+
+// "ours_fused cuda float32 B=32 N=512 M=512 D=64 gamma=1" (bandwidth/normalize only when set).
+std::string describe(const Point& p);
+
+// Every implementation name the harness knows, built or not (config validation uses this list),
+// and the device an implementation runs on when the config does not say.
+const std::vector<std::string>& known_implementations();
+std::string default_device(const std::string& impl);
+
+}  // namespace sdtw::bench

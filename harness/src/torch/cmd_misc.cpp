@@ -1,0 +1,65 @@
+// merge, compare, table, list: the result-file tools and the implementation list.
+#include <iostream>
+
+#include "core/compare.hpp"
+#include "core/merge.hpp"
+#include "core/text_table.hpp"
+#include "torch/commands.hpp"
+#include "torch/device_info.hpp"
+#include "torch/implementation.hpp"
+
+namespace sdtw::bench {
+
+void register_merge(CLI::App& app) {
+  auto* cmd = app.add_subcommand("merge", "Join result CSVs (shards or separate runs): one row per point key, "
+                                          "the first file wins, rows in sweep order; JSON siblings are merged too");
+  static std::vector<std::string> inputs;
+  static std::string out;
+  cmd->add_option("inputs", inputs, "Result CSVs")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", out, "Merged CSV (its .json sibling is written when every input has one)")->required();
+  cmd->callback([] {
+    const size_t n = merge_files(inputs, out);
+    std::cout << "sdtw-bench: merged " << inputs.size() << " files into " << out << " (" << n << " rows)\n";
+  });
+}
+
+void register_compare(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "compare", "Per point, time and memory of B relative to A: faster/slower when the [min, max] spreads do not "
+                 "overlap, else same; memory more/less beyond --mem-tol");
+  static std::string a, b;
+  static double mem_tol = 0.02, margin = 0.0;
+  static bool fail_on_slower = false;
+  cmd->add_option("A", a, "Baseline results (.json or .csv)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("B", b, "New results (.json or .csv)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--mem-tol", mem_tol, "Relative memory difference counted as same (default 0.02)");
+  cmd->add_option("--margin", margin, "Extra relative gap required between the spreads (default 0)");
+  cmd->add_flag("--fail-on-slower", fail_on_slower, "Exit 1 when any point is slower or uses more memory");
+  cmd->callback([] {
+    const auto rep = compare_tables(load_results(a), load_results(b), mem_tol, margin);
+    std::cout << format_report(rep, a, b);
+    if (fail_on_slower && (rep.slower > 0 || rep.more_memory > 0)) exit_status() = 1;
+  });
+}
+
+void register_table(CLI::App& app) {
+  auto* cmd = app.add_subcommand("table", "Print a results file (.csv or .json) as a readable table");
+  static std::string file;
+  cmd->add_option("file", file, "Results file")->required()->check(CLI::ExistingFile);
+  cmd->callback([] { std::cout << format_results_summary(load_results(file)); });
+}
+
+void register_list(CLI::App& app) {
+  auto* cmd = app.add_subcommand("list", "List the implementations, whether they are built, and the device");
+  cmd->callback([] {
+    Table t;
+    t.header = {"impl", "built", "description"};
+    for (const auto& i : registry()) t.rows.push_back({i->name(), i->built() ? "yes" : "no", i->description()});
+    std::cout << format_text_table(t);
+    const auto g = gpu_name();
+    std::cout << "GPU: " << (g.empty() ? std::string("none (results go to results/cpu)") : g + " (results/" + device_slug() + ")")
+              << "\n";
+  });
+}
+
+}  // namespace sdtw::bench

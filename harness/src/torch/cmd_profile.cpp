@@ -1,0 +1,130 @@
+// `sdtw-bench profile`: one point, one implementation, N repetitions inside NVTX ranges, for
+// Nsight Systems (nsys profile --capture-range=cudaProfilerApi) and Nsight Compute
+// (ncu --profile-from-start off --nvtx --nvtx-include "sdtw.forward/").
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "torch/commands.hpp"
+#include "torch/implementation.hpp"
+#include "torch/inputs.hpp"
+
+#ifdef SDTW_BENCH_HAVE_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <cuda_profiler_api.h>
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+namespace sdtw::bench {
+
+namespace {
+// An NVTX range for the scope (a no-op without CUDA).
+struct Range {
+  explicit Range(const char* name) {
+#ifdef SDTW_BENCH_HAVE_CUDA
+    nvtxRangePushA(name);
+#else
+    (void)name;
+#endif
+  }
+  ~Range() {
+#ifdef SDTW_BENCH_HAVE_CUDA
+    nvtxRangePop();
+#endif
+  }
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+};
+void sync(const Point& p) {
+#ifdef SDTW_BENCH_HAVE_CUDA
+  if (p.device == "cuda") at::cuda::device_synchronize();
+#else
+  (void)p;
+#endif
+}
+}  // namespace
+
+void register_profile(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "profile", "One point, one implementation, N repetitions; each phase in an NVTX range (sdtw.rep, sdtw.inputs, "
+                 "sdtw.forward = cost + forward recursion, sdtw.backward = backward recursion + gradient of the cost, "
+                 "sdtw.gradient = gradients read back). Timed reps are inside cudaProfilerStart/Stop");
+  static Point p;
+  static int reps = 10, warmup = 2;
+  static int64_t band = -1;
+  static uint64_t seed = 0;
+  p.impl = "ours_fused";
+  p.device = "";
+  p.batch = 32;
+  p.n = 512;
+  p.m = 0;
+  p.dim = 64;
+  cmd->add_option("--impl", p.impl, "Implementation (default ours_fused)");
+  cmd->add_option("--device", p.device, "cpu or cuda (default: the implementation's)");
+  cmd->add_option("-B,--batch", p.batch, "Pairs (default 32)");
+  cmd->add_option("-N", p.n, "Length of x (default 512)");
+  cmd->add_option("-M", p.m, "Length of y (default N)");
+  cmd->add_option("-D,--dim", p.dim, "Features (default 64)");
+  cmd->add_option("--gamma", p.gamma, "Gamma (default 1)");
+  cmd->add_option("--bandwidth", band, "Sakoe-Chiba bandwidth (default none)");
+  cmd->add_flag("--normalize", p.normalize, "Divergence");
+  cmd->add_option("--dtype", p.dtype, "float32 or float64")->check(CLI::IsMember({"float32", "float64"}));
+  cmd->add_option("--reps", reps, "Profiled repetitions (default 10)");
+  cmd->add_option("--warmup", warmup, "Unprofiled repetitions first (default 2)");
+  cmd->add_option("--seed", seed, "Input seed (default 0)");
+  cmd->callback([] {
+    if (p.device.empty()) p.device = default_device(p.impl);
+    if (p.m <= 0) p.m = p.n;
+    if (band >= 0) p.bandwidth = band;
+    const Implementation* impl = find_implementation(p.impl);
+    if (!impl) throw std::runtime_error("unknown implementation " + p.impl);
+    if (auto s = impl->supports(p); !s.ok) throw std::runtime_error(p.impl + ": " + s.reason);
+    const Inputs in = make_inputs(p, seed);
+    const at::Device dev = p.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+    std::printf("profile: %s, %d warm-up + %d reps%s\n", describe(p).c_str(), warmup, reps,
+#ifdef SDTW_BENCH_HAVE_CUDA
+                ""
+#else
+                " (built without CUDA: no NVTX ranges)"
+#endif
+    );
+    for (int i = 0; i < warmup + reps; ++i) {
+#ifdef SDTW_BENCH_HAVE_CUDA
+      if (i == warmup && p.device == "cuda") cudaProfilerStart();
+#endif
+      sync(p);
+      const auto t0 = std::chrono::steady_clock::now();
+      {
+        Range rep("sdtw.rep");
+        at::Tensor x, y, v;
+        {
+          Range r("sdtw.inputs");
+          x = in.x.to(dev, in.x.scalar_type(), false, true).requires_grad_(true);
+          y = in.y.to(dev, in.y.scalar_type(), false, true).requires_grad_(true);
+        }
+        {
+          Range r("sdtw.forward");
+          v = impl->forward(x, y, p);
+          sync(p);
+        }
+        {
+          Range r("sdtw.backward");
+          v.sum().backward();
+          sync(p);
+        }
+        {
+          Range r("sdtw.gradient");
+          (void)x.grad().sum().item<double>();
+          (void)y.grad().sum().item<double>();
+        }
+      }
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (i >= warmup) std::printf("rep %d: %.3f ms (wall, synchronized per phase)\n", i - warmup + 1, ms);
+    }
+#ifdef SDTW_BENCH_HAVE_CUDA
+    if (p.device == "cuda") cudaProfilerStop();
+#endif
+  });
+}
+
+}  // namespace sdtw::bench

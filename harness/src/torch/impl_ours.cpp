@@ -1,0 +1,62 @@
+// ours_fused, ours_unfused (CUDA) and ours_cpu: the project's operator sdtw::nn::soft_dtw.
+#include "torch/implementation.hpp"
+
+#ifdef SDTW_BENCH_HAVE_OURS
+#include <sdtw/torch/soft_dtw.hpp>
+#endif
+
+namespace sdtw::bench {
+
+namespace {
+
+class Ours final : public Implementation {
+ public:
+  explicit Ours(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  std::string description() const override {
+    if (name_ == "ours_fused") return "sdtw::nn::soft_dtw, CUDA, fused squared-Euclidean cost (no B x N x M cost tensor)";
+    if (name_ == "ours_unfused") return "sdtw::nn::soft_dtw, CUDA, cost tensor materialised";
+    return "sdtw::nn::soft_dtw on the CPU";
+  }
+  bool built() const override {
+#ifdef SDTW_BENCH_HAVE_OURS
+    return true;
+#else
+    return false;
+#endif
+  }
+  Support supports(const Point& p) const override {
+    if (!built()) return {false, "sdtw_torch not built"};
+    const std::string want = name_ == "ours_cpu" ? "cpu" : "cuda";
+    if (p.device != want) return {false, name_ + " runs on " + want + " only"};
+    return device_support(p);
+  }
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const Point& p) const override {
+#ifdef SDTW_BENCH_HAVE_OURS
+    sdtw::nn::SoftDtwOptions o;
+    o.gamma = p.gamma;
+    if (p.bandwidth) o.bandwidth = *p.bandwidth;
+    o.normalize = p.normalize;
+    if (name_ == "ours_fused") o.fused = true;
+    if (name_ == "ours_unfused") o.fused = false;
+    o.reduction = "none";
+    return sdtw::nn::soft_dtw(x, y, o);
+#else
+    (void)x, (void)y, (void)p;
+    throw NotSupported("sdtw_torch not built");
+#endif
+  }
+  Tolerance tolerance(const Point& p) const override {
+    if (p.dtype == "float64") return {1e-10, 1e-8};
+    return {1e-5, 1e-4};  // the project's accuracy target (DESIGN.md section 3)
+  }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_ours(const std::string& name) { return std::make_unique<Ours>(name); }
+
+}  // namespace sdtw::bench

@@ -1,0 +1,89 @@
+// reference_cpu: the float64 Eigen reference (sdtw::reference batch API) wrapped as an autograd
+// function, pairs spread over torch's intra-op threads. Its gradient is computed in the forward
+// and only scaled in the backward.
+#include <ATen/Parallel.h>
+#include <torch/autograd.h>
+
+#include <sdtw/reference/batch.hpp>
+
+#include "torch/implementation.hpp"
+#include "torch/reference_eval.hpp"
+
+namespace sdtw::bench {
+
+ReferenceOutput reference_eval(const at::Tensor& x, const at::Tensor& y, double gamma, std::optional<int64_t> band,
+                               bool normalize, bool with_gradient) {
+  const at::Tensor xd = x.detach().to(at::kCPU, at::kDouble).contiguous();
+  const at::Tensor yd = y.detach().to(at::kCPU, at::kDouble).contiguous();
+  const int64_t B = xd.size(0), N = xd.size(1), M = yd.size(1), D = xd.size(2);
+  ReferenceOutput out;
+  out.values = at::empty({B}, xd.options());
+  if (with_gradient) {
+    out.grad_x = at::zeros_like(xd);
+    out.grad_y = at::zeros_like(yd);
+  }
+  reference::Options opt;
+  opt.gamma = gamma;
+  if (band) opt.bandwidth = static_cast<long>(*band);
+  const double* xp = xd.data_ptr<double>();
+  const double* yp = yd.data_ptr<double>();
+  double* vp = out.values.data_ptr<double>();
+  at::parallel_for(0, B, 1, [&](int64_t begin, int64_t end) {
+    reference::BatchShape shape;
+    shape.batch = static_cast<long>(end - begin);
+    shape.n = static_cast<long>(N);
+    shape.m = static_cast<long>(M);
+    shape.dim = static_cast<long>(D);
+    const auto r = reference::soft_dtw_sqeuclidean_batch(xp + begin * N * D, yp + begin * M * D, shape, opt,
+                                                          with_gradient, normalize);
+    std::copy(r.values.begin(), r.values.end(), vp + begin);
+    if (with_gradient) {
+      std::copy(r.grad_x.begin(), r.grad_x.end(), out.grad_x.data_ptr<double>() + begin * N * D);
+      std::copy(r.grad_y.begin(), r.grad_y.end(), out.grad_y.data_ptr<double>() + begin * M * D);
+    }
+  });
+  return out;
+}
+
+namespace {
+
+struct ReferenceFunction : public torch::autograd::Function<ReferenceFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y,
+                            double gamma, std::optional<int64_t> band, bool normalize) {
+    const bool grad = x.requires_grad() || y.requires_grad();
+    auto r = reference_eval(x, y, gamma, band, normalize, grad);
+    if (grad) ctx->save_for_backward({r.grad_x.to(x.scalar_type()), r.grad_y.to(y.scalar_type())});
+    return r.values.to(x.scalar_type());
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const auto g = grad_out[0].view({-1, 1, 1});
+    return {saved[0] * g, saved[1] * g, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+class ReferenceCpu final : public Implementation {
+ public:
+  std::string name() const override { return "reference_cpu"; }
+  std::string description() const override { return "float64 Eigen reference (sdtw::reference), CPU, pairs in parallel"; }
+  bool built() const override { return true; }
+  Support supports(const Point& p) const override {
+    if (p.device != "cpu") return {false, "reference_cpu runs on the CPU only"};
+    return {};
+  }
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const Point& p) const override {
+    return ReferenceFunction::apply(x, y, p.gamma, p.bandwidth, p.normalize);
+  }
+  Tolerance tolerance(const Point& p) const override {
+    // Same algorithm as the verifier; only the output's rounding to the point's dtype differs.
+    if (p.dtype == "float64") return {1e-12, 1e-10};
+    return {1e-6, 1e-6};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_reference_cpu() { return std::make_unique<ReferenceCpu>(); }
+
+}  // namespace sdtw::bench

@@ -1,0 +1,33 @@
+#pragma once
+// The measurement method of DESIGN.md section 5 (the seed paper's): each step makes fresh leaf
+// copies of x and y on the device (requires_grad), runs sum(sdtw(x, y)).backward(); `warmup`
+// untimed steps, then `reps` timed steps, each timed on its own with CUDA events on the current
+// stream (GPU) or std::chrono::steady_clock (CPU). Only forward + sum + backward are inside the
+// timed region; the copies are made before it. Peak memory is the caching allocator's peak of
+// allocated bytes over the timed steps, after resetPeakStats() (the leaf inputs, their
+// gradients and every workspace count; the host-side originals do not), in MiB; none on the CPU.
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+#include "core/point.hpp"
+#include "torch/implementation.hpp"
+
+namespace sdtw::bench {
+
+struct Measurement {
+  std::vector<double> times_ms;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::optional<double> peak_mib;
+  at::Tensor values, grad_x, grad_y;  // from the last timed step, on the CPU
+};
+
+Measurement measure(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
+                    int warmup, int reps);
+
+// Releases cached device memory between points (so one point's cache does not look like the next
+// one's out-of-memory) and synchronizes.
+void release_device_memory(const Point& p);
+
+}  // namespace sdtw::bench

@@ -1,0 +1,177 @@
+// Config parsing: the shipped configs parse to the expected grids; bad configs are rejected with
+// the file, the line and the key.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "config.hpp"
+
+using namespace sdtw::bench;
+
+namespace {
+
+std::string configs(const std::string& f) { return std::string(SDTW_BENCH_CONFIGS) + "/" + f; }
+
+// Parses `text` expecting a ConfigError at `line` naming `key`; returns the message.
+std::string expect_error(const std::string& text, int line, const std::string& key) {
+  try {
+    parse_config(text, "bad.yaml");
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.key(), key) << e.what();
+    EXPECT_EQ(e.file(), "bad.yaml");
+    EXPECT_NE(std::string(e.what()).find("bad.yaml:" + std::to_string(line) + ": key '" + key + "'"), std::string::npos)
+        << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for:\n" << text;
+  return "";
+}
+
+const char* kGood = R"(name: t
+settings:
+  reps: 3
+grids:
+  - impl: [ours_fused, maghoumi]
+    B: [1, 2]
+    N: {from: 64, to: 256, mul: 2}
+    D: 4
+)";
+
+}  // namespace
+
+TEST(Config, CartesianProductInOrder) {
+  const auto cfg = parse_config(kGood, "good.yaml");
+  EXPECT_EQ(cfg.name, "t");
+  EXPECT_EQ(cfg.settings.reps, 3);
+  EXPECT_EQ(cfg.settings.warmup, 1);
+  ASSERT_EQ(cfg.points.size(), 2u * 2u * 3u);
+  EXPECT_EQ(cfg.points[0].impl, "ours_fused");
+  EXPECT_EQ(cfg.points[0].device, "cuda");
+  EXPECT_EQ(cfg.points[0].n, 64);
+  EXPECT_EQ(cfg.points[0].m, 64);  // M defaults to N
+  EXPECT_EQ(cfg.points[2].n, 256);
+  EXPECT_EQ(cfg.points.back().impl, "maghoumi");
+  for (size_t i = 0; i < cfg.points.size(); ++i) EXPECT_EQ(cfg.points[i].index, static_cast<int64_t>(i));
+}
+
+TEST(Config, DefaultsAndDuplicatesAcrossGrids) {
+  const auto cfg = parse_config(R"(defaults:
+  impl: reference_cpu
+  D: 2
+grids:
+  - name: a
+    B: 1
+    N: [8, 16]
+  - name: b
+    B: 1
+    N: [16, 32]
+    gamma: [1, 0.1]
+)", "d.yaml");
+  EXPECT_EQ(cfg.name, "d");
+  // a: N 8, 16; b: N 16 (g 1 duplicate of a), 16 g 0.1, 32 g 1, 32 g 0.1
+  ASSERT_EQ(cfg.points.size(), 5u);
+  EXPECT_EQ(cfg.points[1].grid, "a");
+  EXPECT_EQ(cfg.points[2].grid, "b");
+  EXPECT_EQ(cfg.points[2].gamma, 0.1);
+  EXPECT_EQ(cfg.points[0].device, "cpu");
+}
+
+TEST(Config, DeviceAxisFiltersFixedDeviceImplementations) {
+  const auto cfg = parse_config(R"(grids:
+  - impl: [ours_cpu, maghoumi, reference_cpu]
+    device: cpu
+    B: 1
+    N: 4
+    D: 1
+    bandwidth: [null, 2]
+)", "x.yaml");
+  ASSERT_EQ(cfg.points.size(), 6u);
+  for (const auto& p : cfg.points) EXPECT_EQ(p.device, "cpu");
+  EXPECT_FALSE(cfg.points[0].bandwidth.has_value());
+  EXPECT_EQ(*cfg.points[1].bandwidth, 2);
+}
+
+TEST(Config, ShippedConfigsParse) {
+  const auto paper = load_config(configs("paper.yaml"));
+  EXPECT_EQ(paper.name, "paper");
+  // seed grid 2*4*2 + length 6 + dimension 6, minus B=32 N=256 D=128 listed twice, times 3 impls
+  EXPECT_EQ(paper.points.size(), (16u + 6u + 6u - 1u) * 3u);
+  std::set<std::string> impls;
+  for (const auto& p : paper.points) {
+    impls.insert(p.impl);
+    EXPECT_EQ(p.gamma, 1.0);
+  }
+  EXPECT_EQ(impls, (std::set<std::string>{"ours_fused", "ours_unfused", "maghoumi"}));
+  for (const char* f : {"quick.yaml", "cpu.yaml", "ci.yaml", "long.yaml"}) {
+    const auto c = load_config(configs(f));
+    EXPECT_FALSE(c.points.empty()) << f;
+  }
+  for (const auto& p : load_config(configs("cpu.yaml")).points) EXPECT_EQ(p.device, "cpu");
+  for (const auto& p : load_config(configs("ci.yaml")).points) EXPECT_EQ(p.device, "cpu");
+  int64_t max_n = 0;
+  for (const auto& p : load_config(configs("long.yaml")).points) {
+    max_n = std::max(max_n, p.n);
+    EXPECT_EQ(p.impl.rfind("ours", 0), 0u);
+  }
+  EXPECT_EQ(max_n, 65536);
+}
+
+TEST(Config, RejectsSyntaxError) { expect_error("grids:\n  - impl: [ours_fused\n    B: 1\n", 3, "(syntax)"); }
+
+TEST(Config, RejectsUnknownKeyWithLine) {
+  const auto msg = expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    gama: 0.1\n", 6, "gama");
+  EXPECT_NE(msg.find("unknown key"), std::string::npos);
+}
+
+TEST(Config, RejectsUnknownSetting) { expect_error("settings:\n  repz: 3\ngrids: []\n", 2, "repz"); }
+
+TEST(Config, RejectsDuplicateKey) { expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    B: 2\n    N: 8\n    D: 1\n", 4, "B"); }
+
+TEST(Config, RejectsBadValues) {
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: [8, 0]\n    D: 1\n", 4, "N");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: x\n", 5, "D");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    gamma: -1\n", 6, "gamma");
+  expect_error("grids:\n  - impl: ours_fast\n    B: 1\n    N: 8\n    D: 1\n", 2, "impl");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    dtype: half\n", 6, "dtype");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    device: tpu\n", 6, "device");
+  expect_error("settings:\n  reps: 0\ngrids: []\n", 2, "reps");
+  expect_error("grids:\n  - impl: ours_fused\n    B: []\n    N: 8\n    D: 1\n", 3, "B");
+}
+
+TEST(Config, RejectsBadRanges) {
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 64, to: 8, mul: 2}\n    D: 1\n", 4, "N.to");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 8, to: 64, mul: 1}\n    D: 1\n", 4, "N.mul");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 8, to: 64}\n    D: 1\n", 4, "N");
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 8, to: 64, mul: 2, sep: 1}\n    D: 1\n", 4, "sep");
+}
+
+TEST(Config, RejectsContradictions) {
+  // The band cannot reach the end cell when |N - M| > bandwidth.
+  const auto msg = expect_error(
+      "grids:\n  - impl: ours_fused\n    B: 1\n    N: 100\n    M: 50\n    D: 1\n    bandwidth: [null, 10]\n", 7,
+      "bandwidth");
+  EXPECT_NE(msg.find("N=100, M=50"), std::string::npos) << msg;
+  // A CPU-only implementation on a CUDA-only grid.
+  expect_error("grids:\n  - impl: [ours_fused, reference_cpu]\n    device: cuda\n    B: 1\n    N: 8\n    D: 1\n", 2, "impl");
+  expect_error("settings:\n  verify: false\n  verify_max_cells: 10\ngrids: []\n", 3, "verify_max_cells");
+  // A required axis missing from both the grid and the defaults.
+  expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    D: 1\n", 2, "N");
+  expect_error("grids:\n  - name: a\n    impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n  - name: a\n    impl: ours_cpu\n"
+               "    B: 1\n    N: 8\n    D: 1\n",
+               7, "name");
+}
+
+TEST(Config, RejectsMissingOrEmptyGrids) {
+  expect_error("name: x\n", 1, "grids");
+  expect_error("grids: []\n", 1, "grids");
+}
+
+TEST(Config, FileErrorsNameThePath) {
+  try {
+    load_config(std::string(SDTW_BENCH_TEST_DATA) + "/bad_band.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_band.yaml:9: key 'bandwidth'"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,243 @@
+// Result files and the sweep loop with a fake runner: rows are written as points finish, a
+// killed sweep resumes without duplicates, shards merged equal the whole sweep, and the CSV and
+// JSON follow the schema.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "config.hpp"
+#include "merge.hpp"
+#include "store.hpp"
+#include "sweep.hpp"
+
+using namespace sdtw::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Killed {};
+
+const char* kSweep = R"(name: fake
+grids:
+  - impl: [reference_cpu, ours_cpu]
+    B: [1, 2]
+    N: [8, 16, 32]
+    D: 2
+    gamma: [1, 0.5]
+)";
+
+Result fake_result(const Point& p) {
+  Result r;
+  r.point = p;
+  r.sweep = "fake";
+  r.disposition = p.n == 32 && p.impl == "ours_cpu" ? disposition::failed : disposition::passed;
+  r.time_ms_median = 1.0 + static_cast<double>(p.index);
+  r.time_ms_min = 0.5;
+  r.time_ms_max = 2.0 + static_cast<double>(p.index);
+  r.reps = 3;
+  r.value_err = 1e-9;
+  r.grad_err = 2e-9;
+  r.value_tol = 1e-5;
+  r.grad_tol = 1e-4;
+  r.verified = std::to_string(p.batch) + "/" + std::to_string(p.batch);
+  r.message = r.disposition == disposition::failed ? "gradient rel-L2 error 0.1 > 0.0001, \"quoted\"\nsecond line" : "";
+  return r;
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("sdtw_bench_test_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string path(const std::string& f) const { return (dir / f).string(); }
+  fs::path dir;
+};
+
+std::vector<std::string> keys_of(const Table& t) {
+  std::vector<std::string> k;
+  for (size_t r = 0; r < t.rows.size(); ++r) k.push_back(row_key(t, r));
+  return k;
+}
+
+}  // namespace
+
+TEST_F(TempDir, RowsAreWrittenAsPointsFinish) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  ResultsStore store(path("fake.csv"), path("fake.json"), {{"gpu", nullptr}}, false);
+  size_t calls = 0;
+  run_sweep(cfg.points, store, [&](const Point& p) {
+    // Every earlier point is already on disk when the next one starts.
+    EXPECT_EQ(read_csv(path("fake.csv")).rows.size(), calls);
+    ++calls;
+    return fake_result(p);
+  }, nullptr);
+  EXPECT_EQ(calls, cfg.points.size());
+  EXPECT_EQ(read_csv(path("fake.csv")).rows.size(), cfg.points.size());
+}
+
+TEST_F(TempDir, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  const size_t total = cfg.points.size();
+  const size_t k = 7;
+  {
+    ResultsStore store(path("fake.csv"), path("fake.json"), {{"run", 1}}, false);
+    size_t n = 0;
+    // The process "dies" while running point k: k rows are on disk.
+    EXPECT_THROW(run_sweep(cfg.points, store, [&](const Point& p) {
+      if (n++ == k) throw Killed{};
+      return fake_result(p);
+    }, nullptr), Killed);
+  }
+  // The kill also cut a row in half while it was being written.
+  {
+    std::ofstream out(path("fake.csv"), std::ios::app);
+    out << "7,fake,grid1,ours_cpu,cpu,float32,2,8";
+  }
+  ASSERT_EQ(read_csv(path("fake.csv"), true).rows.size(), k);
+  std::set<std::string> rerun;
+  {
+    ResultsStore store(path("fake.csv"), path("fake.json"), {{"run", 2}}, false);
+    EXPECT_EQ(store.resumed_rows(), k);
+    const auto sum = run_sweep(cfg.points, store, [&](const Point& p) {
+      rerun.insert(point_key(p));
+      return fake_result(p);
+    }, nullptr);
+    EXPECT_EQ(sum.skipped, k);
+    EXPECT_EQ(sum.ran, total - k);
+  }
+  EXPECT_EQ(rerun.size(), total - k);
+  for (size_t i = 0; i < k; ++i) EXPECT_EQ(rerun.count(point_key(cfg.points[i])), 0u);
+  const Table t = read_csv(path("fake.csv"));  // strict: no partial line left
+  ASSERT_EQ(t.rows.size(), total);
+  const auto keys = keys_of(t);
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), total);
+  for (size_t i = 0; i < total; ++i) EXPECT_EQ(keys[i], point_key(cfg.points[i]));
+  // The JSON holds every row and both runs' metadata.
+  const auto j = nlohmann::json::parse(read_file(path("fake.json")));
+  EXPECT_EQ(j["rows"].size(), total);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["run"], 1);
+  EXPECT_EQ(j["runs"][1]["resumed_rows"], k);
+  // A third run has nothing to do.
+  ResultsStore again(path("fake.csv"), path("fake.json"), {}, false);
+  const auto sum = run_sweep(cfg.points, again, [&](const Point& p) -> Result {
+    ADD_FAILURE() << "reran " << describe(p);
+    return fake_result(p);
+  }, nullptr);
+  EXPECT_EQ(sum.skipped, total);
+}
+
+TEST_F(TempDir, LimitStopsAndResumes) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  for (int round = 0; round < 10; ++round) {
+    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr, 5);
+  }
+  const auto t = read_csv(path("f.csv"));
+  EXPECT_EQ(t.rows.size(), cfg.points.size());
+  const auto keys = keys_of(t);
+  EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), cfg.points.size());
+}
+
+TEST_F(TempDir, FreshStartsOverAndSchemaMismatchIsAnError) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  {
+    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr, 3);
+  }
+  {
+    ResultsStore store(path("f.csv"), path("f.json"), {}, true);
+    EXPECT_EQ(store.size(), 0u);
+  }
+  {
+    std::ofstream out(path("other.csv"));
+    out << "a,b\n1,2\n";
+  }
+  EXPECT_THROW(ResultsStore(path("other.csv"), path("other.json"), {}, false), std::runtime_error);
+}
+
+TEST_F(TempDir, ShardsMergedEqualTheWhole) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  {
+    ResultsStore whole(path("whole.csv"), path("whole.json"), {}, false);
+    run_sweep(cfg.points, whole, fake_result, nullptr);
+  }
+  std::vector<std::string> shards;
+  size_t covered = 0;
+  for (int k = 3; k >= 1; --k) {  // any order of shard files
+    const auto pts = select_shard(cfg.points, {k, 3});
+    covered += pts.size();
+    const std::string f = path("s" + std::to_string(k) + ".csv");
+    ResultsStore s(f, json_sibling(f), {{"shard", k}}, false);
+    run_sweep(pts, s, fake_result, nullptr);
+    shards.push_back(f);
+  }
+  EXPECT_EQ(covered, cfg.points.size());
+  shards.push_back(shards.front());  // a file named twice adds nothing
+  EXPECT_EQ(merge_files(shards, path("merged/all.csv")), cfg.points.size());
+  const auto merged = read_csv(path("merged/all.csv"));
+  const auto whole = read_csv(path("whole.csv"));
+  EXPECT_EQ(merged.header, whole.header);
+  EXPECT_EQ(merged.rows, whole.rows);  // the fake runner is deterministic: identical rows
+  const auto j = nlohmann::json::parse(read_file(path("merged/all.json")));
+  EXPECT_EQ(j["rows"].size(), cfg.points.size());
+  EXPECT_EQ(j["runs"].size(), 4u);
+}
+
+TEST_F(TempDir, CsvAndJsonSchema) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  {
+    ResultsStore store(path("f.csv"), path("f.json"), {{"gpu", "none"}, {"config_hash", "fnv1a64:0"}}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr);
+  }
+  const auto t = read_csv(path("f.csv"));
+  EXPECT_EQ(t.header, result_columns());
+  const std::vector<std::string> expected = {
+      "point",     "sweep",    "grid",      "impl",     "device",   "dtype",    "B",           "N",         "M",
+      "D",         "gamma",    "bandwidth", "normalize", "disposition", "time_ms_median", "time_ms_min",
+      "time_ms_max", "reps",   "peak_mb",   "value_err", "grad_err", "value_tol", "grad_tol",  "verified",
+      "wall_s",    "message"};
+  EXPECT_EQ(t.header, expected);
+  for (const auto& c : key_columns()) EXPECT_GE(t.column(c), 0) << c;
+  // The message with a comma, quotes and a newline survives as one field on one line.
+  bool saw_failed = false;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (t.at(r, "disposition") == "failed") {
+      saw_failed = true;
+      EXPECT_EQ(t.at(r, "message"), "gradient rel-L2 error 0.1 > 0.0001, \"quoted\" second line");
+    }
+    EXPECT_EQ(t.at(r, "peak_mb"), "n/a");  // CPU rows
+  }
+  EXPECT_TRUE(saw_failed);
+  const auto j = nlohmann::json::parse(read_file(path("f.json")));
+  EXPECT_EQ(j["schema"], kSchemaVersion);
+  EXPECT_EQ(j["columns"].get<std::vector<std::string>>(), expected);
+  EXPECT_EQ(j["metadata"]["gpu"], "none");
+  ASSERT_EQ(j["rows"].size(), cfg.points.size());
+  const auto& row = j["rows"][1];
+  EXPECT_TRUE(row["B"].is_number_integer());
+  EXPECT_TRUE(row["gamma"].is_number());
+  EXPECT_TRUE(row["time_ms_median"].is_number());
+  EXPECT_TRUE(row["bandwidth"].is_null());
+  EXPECT_TRUE(row["normalize"].is_boolean());
+  EXPECT_EQ(row["peak_mb"], "n/a");
+  EXPECT_EQ(row["disposition"], "passed");
+  for (const auto& c : expected) EXPECT_TRUE(row.contains(c)) << c;
+}
+
+TEST(Sweep, ParseShard) {
+  EXPECT_EQ(parse_shard("2/4").k, 2);
+  EXPECT_EQ(parse_shard("2/4").n, 4);
+  EXPECT_THROW(parse_shard("0/4"), std::invalid_argument);
+  EXPECT_THROW(parse_shard("5/4"), std::invalid_argument);
+  EXPECT_THROW(parse_shard("2"), std::invalid_argument);
+  EXPECT_THROW(parse_shard("a/b"), std::invalid_argument);
+}
