@@ -1,0 +1,52 @@
+#pragma once
+// The low-level sdtw operators (torch.ops.sdtw.* in Python), called through the dispatcher so
+// that CPU and CUDA tensors reach their implementations. No autograd here: the forward returns the
+// soft-DTW values and an opaque `state` that the backward of the same inputs consumes.
+//
+//   cost_forward(D, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
+//   cost_backward(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths) -> dvalues * d values / d D
+//   sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
+//   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
+//   pairwise_cost(x, y, dist) -> D   (a differentiable composite of torch ops)
+//
+// Shapes: D is (B, N, M) or (N, M); x is (B, N, d) or (N, d), y is (B, M, d) or (M, d); values
+// are (B,) or (). bandwidth -1 keeps every cell, k >= 0 keeps |i - j| <= k. x_lengths, y_lengths:
+// optional integer tensors of shape (B,), each in [1, N] (resp. [1, M]); padding is ignored.
+// dtypes: float32/float64 (and float16/bfloat16, computed in float32); values come back in float32,
+// or float64 for float64 inputs; gradients in the dtype of the input they belong to.
+// The state is a float64 (B, N, M) tensor on CPU and the kernels' uint8 workspace on CUDA, where
+// the backward overwrites it: call the backward of one forward once (the autograd layers of the
+// C++ and Python fronts recompute the forward for a second backward, e.g. retain_graph=True).
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+namespace sdtw::ops {
+
+std::tuple<at::Tensor, at::Tensor> cost_forward(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
+                                                const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+at::Tensor cost_backward(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
+                         int64_t bandwidth = -1, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                       int64_t bandwidth = -1,
+                                                       const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                       const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalues, const at::Tensor& x,
+                                                        const at::Tensor& y, const at::Tensor& state, double gamma,
+                                                        int64_t bandwidth = -1,
+                                                        const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                        const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+
+// Pairwise costs (B, N, M) between the rows of x and y, differentiable: "sqeuclidean" (aliases
+// "sq_euclidean", "squared_euclidean"), "euclidean", "cosine" (1 - cosine similarity), "l1"
+// (aliases "manhattan", "cityblock"). Computed in float32 for float16/bfloat16 inputs, autocast or not.
+at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist = "sqeuclidean");
+
+// Whether this build has the CUDA implementations.
+bool built_with_cuda();
+
+}  // namespace sdtw::ops

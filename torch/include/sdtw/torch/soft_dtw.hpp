@@ -1,0 +1,66 @@
+#pragma once
+// Soft-DTW for LibTorch users: functions with autograd and a torch::nn module.
+//
+//   sdtw::nn::SoftDTW loss(sdtw::nn::SoftDtwOptions{.gamma = 0.1});
+//   at::Tensor values = loss(x, y);            // x (B, N, d), y (B, M, d) -> (B,)
+//   values.mean().backward();
+//
+// The same keywords and meanings as the Python module sdtw_torch.SoftDTW.
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sdtw::nn {
+
+struct SoftDtwOptions {
+  double gamma = 1.0;  // > 0; smaller is closer to DTW
+  // Sakoe-Chiba band |i - j| <= bandwidth. Absent or <= 0: no band (as in softdtw-cuda-torch and
+  // pytorch-softdtw-cuda). Must be >= |N - M| (per pair when lengths are given).
+  std::optional<int64_t> bandwidth;
+  // The divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (three separate calls: N != M is fine).
+  bool normalize = false;
+  std::string dist = "sqeuclidean";  // see sdtw::ops::pairwise_cost for the others
+  // Absent: fused (no N x M cost tensor) for "sqeuclidean", the cost-tensor path otherwise.
+  // true with another dist is an error.
+  std::optional<bool> fused;
+  std::string reduction = "none";  // "none": (B,) (or () unbatched); "mean", "sum": over the batch
+};
+
+// Soft-DTW between x (B, N, d) and y (B, M, d) (or unbatched (N, d), (M, d)), differentiable in x and y.
+at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options = {},
+                    const std::optional<at::Tensor>& x_lengths = std::nullopt,
+                    const std::optional<at::Tensor>& y_lengths = std::nullopt);
+
+// Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)), differentiable in D. Uses gamma,
+// bandwidth and reduction; normalize must be false; dist and fused do not apply.
+at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options = {},
+                         const std::optional<at::Tensor>& x_lengths = std::nullopt,
+                         const std::optional<at::Tensor>& y_lengths = std::nullopt);
+
+// The expected alignment E = d sdtw(x, y) / d D (B, N, M), entries in [0, 1], zero in padding and
+// outside the band; for options.dist. Not differentiable.
+at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options = {},
+                     const std::optional<at::Tensor>& x_lengths = std::nullopt,
+                     const std::optional<at::Tensor>& y_lengths = std::nullopt);
+
+// The same for a precomputed cost tensor D.
+at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& options = {},
+                               const std::optional<at::Tensor>& x_lengths = std::nullopt,
+                               const std::optional<at::Tensor>& y_lengths = std::nullopt);
+
+class SoftDTWImpl : public torch::nn::Module {
+ public:
+  explicit SoftDTWImpl(SoftDtwOptions options = {});
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& y,
+                     const std::optional<at::Tensor>& x_lengths = std::nullopt,
+                     const std::optional<at::Tensor>& y_lengths = std::nullopt);
+  void pretty_print(std::ostream& stream) const override;
+
+  SoftDtwOptions options;
+};
+TORCH_MODULE(SoftDTW);
+
+}  // namespace sdtw::nn

@@ -1,0 +1,54 @@
+"""Finds and loads libsdtw_torch (the sdtw operators) once."""
+import ctypes
+import os
+from pathlib import Path
+
+import torch
+
+_NAMES = ("libsdtw_torch.so", "libsdtw_torch.dylib", "sdtw_torch.dll")
+
+
+def _candidates():
+    env = os.environ.get("SDTW_TORCH_LIBRARY")
+    if env:
+        return [Path(env)]
+    here = Path(__file__).resolve().parent
+    found = [here / name for name in _NAMES]
+    # A CMake build tree of this checkout: <repo>/build*/torch/libsdtw_torch.so, newest first.
+    repo = here.parents[2]
+    builds = [p for name in _NAMES for p in repo.glob("build*/torch/" + name)]
+    found += sorted(builds, key=lambda p: p.stat().st_mtime, reverse=True)
+    return found
+
+
+def _load():
+    candidates = _candidates()
+    for path in candidates:
+        if path.is_file():
+            torch.ops.load_library(str(path))
+            cdll = ctypes.CDLL(str(path))
+            cdll.sdtw_torch_cuda_state_bytes.restype = ctypes.c_int64
+            cdll.sdtw_torch_cuda_state_bytes.argtypes = [ctypes.c_int64] * 5 + [ctypes.c_int]
+            cdll.sdtw_torch_built_with_cuda.restype = ctypes.c_int
+            return path, cdll
+    raise ImportError(
+        "sdtw_torch: libsdtw_torch not found (looked at: "
+        + ", ".join(str(p) for p in candidates)
+        + "). Build it (cmake --build <build> --target sdtw_torch) or set SDTW_TORCH_LIBRARY to its path."
+    )
+
+
+LIBRARY_PATH, _CDLL = _load()
+
+
+def built_with_cuda() -> bool:
+    """Whether the loaded library has the CUDA implementations."""
+    return bool(_CDLL.sdtw_torch_built_with_cuda())
+
+
+def cuda_state_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
+    """Bytes of the CUDA state of one call (what the fake implementations allocate)."""
+    nbytes = _CDLL.sdtw_torch_cuda_state_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth), int(is_double))
+    if nbytes < 0:
+        raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
+    return nbytes

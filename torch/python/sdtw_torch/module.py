@@ -1,0 +1,48 @@
+"""sdtw_torch.SoftDTW: a drop-in for softdtw-cuda-torch's SoftDTW module."""
+import torch
+
+from .functional import _resolve, _soft_dtw
+
+
+class SoftDTW(torch.nn.Module):
+    """Soft-DTW loss between x (B, N, D) and y (B, M, D), or unbatched (N, D) and (M, D).
+
+    Same keywords and meanings as softdtw-cuda-torch's SoftDTW, plus reduction:
+
+    gamma: smoothing (> 0); smaller is closer to DTW.
+    bandwidth: Sakoe-Chiba band |i - j| <= bandwidth; None (or <= 0) disables it. It must be
+        >= |N - M| (per pair with lengths).
+    normalize: the soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2, computed as
+        three separate calls, so N != M works.
+    dist: 'sqeuclidean' (aliases 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine',
+        'l1', or a callable (x, y) -> cost tensor (B, N, M).
+    fused: None picks the fused kernel (no (B, N, M) cost tensor) for 'sqeuclidean' and the
+        cost-tensor path otherwise; True requires dist='sqeuclidean' (else ValueError); False
+        always builds the cost tensor.
+    reduction: 'none' returns (B,) (() unbatched); 'mean' and 'sum' reduce over the batch.
+
+    Call: sdtw(x, y, x_lengths=None, y_lengths=None); lengths (B,) integer tensors (or lists)
+    give each pair's true lengths in a padded batch. float16/bfloat16 inputs (autocast) are
+    computed in float32 and give float32 values; gradients come back in the input dtype.
+    """
+
+    def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
+                 reduction="none"):
+        super().__init__()
+        _resolve(gamma, bandwidth, normalize, dist, fused, reduction)  # fail early, with the argument's name
+        self.gamma = gamma
+        self.bandwidth = bandwidth
+        self.normalize = normalize
+        self.dist = dist
+        self.fused = fused
+        self.reduction = reduction
+
+    def forward(self, x, y, x_lengths=None, y_lengths=None):
+        options = _resolve(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
+        return _soft_dtw(x, y, options, x_lengths, y_lengths)
+
+    def extra_repr(self):
+        return (
+            f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, dist={self.dist!r}, "
+            f"fused={self.fused}, reduction={self.reduction!r}"
+        )

@@ -1,0 +1,188 @@
+#include "checks.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace sdtw::ops::detail {
+namespace {
+
+bool cuda_checks_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("SDTW_TORCH_CUDA_CHECKS");
+    return env == nullptr || std::strcmp(env, "0") != 0;
+  }();
+  return enabled;
+}
+
+// NaN or Inf anywhere in t: on CPU an error that points at the first bad entry; on CUDA an
+// asynchronous device-side assert (no host sync, capturable in a CUDA graph).
+void check_finite(const at::Tensor& t, const char* name) {
+  if (t.numel() == 0) return;
+  if (!t.is_cpu()) {
+    if (t.is_cuda() && cuda_checks_enabled()) at::_assert_async(at::isfinite(t).all());
+    return;
+  }
+  const at::Tensor bad = at::logical_not(at::isfinite(t));
+  if (!bad.any().item<bool>()) return;
+  const at::Tensor where = bad.nonzero()[0];
+  at::Tensor value = t;
+  std::ostringstream index;
+  for (int64_t k = 0; k < where.numel(); ++k) {
+    const int64_t i = where[k].item<int64_t>();
+    index << (k ? ", " : "") << i;
+    value = value.select(0, i);
+  }
+  TORCH_CHECK_VALUE(false, name, " must be finite (no NaN or Inf), but ", name, "[", index.str(),
+                    "] = ", value.item<double>());
+}
+
+struct HostLengths {
+  at::Tensor x, y;  // int64 on the CPU, or undefined when absent or on the device
+};
+
+c10::optional<at::Tensor> check_lengths(const c10::optional<at::Tensor>& lengths, const char* name, const Pair& p,
+                                        int64_t full, at::Tensor& host) {
+  if (!lengths.has_value() || !lengths->defined()) return c10::nullopt;
+  at::Tensor l = *lengths;
+  TORCH_CHECK_TYPE(at::isIntegralType(l.scalar_type(), /*includeBool=*/false), name,
+                   " must be an integer tensor (got ", l.scalar_type(), ")");
+  if (p.unbatched) {
+    TORCH_CHECK_VALUE(l.numel() == 1, name, " must hold one length for unbatched inputs (got shape ", l.sizes(),
+                      ")");
+    l = l.reshape({1});
+  } else {
+    TORCH_CHECK_VALUE(l.dim() == 1 && l.size(0) == p.batch, name, " must have shape (B,) = (", p.batch,
+                      ",) (got shape ", l.sizes(), ")");
+  }
+  const at::Device device = p.a.device();
+  TORCH_CHECK(l.is_cpu() || l.device() == device, name, " must be on the CPU or on the device of the inputs (",
+              device, "), but it is on ", l.device());
+  if (l.is_cpu() || device.is_cpu()) {
+    host = l.to(at::kCPU, at::kLong).contiguous();
+    const int64_t* v = host.data_ptr<int64_t>();
+    for (int64_t b = 0; b < host.numel(); ++b)
+      TORCH_CHECK_VALUE(v[b] >= 1 && v[b] <= full, name, "[", b, "] = ", v[b], " is out of range [1, ", full, "]");
+  }
+  return l.to(device, at::kLong).contiguous();
+}
+
+void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                  const c10::optional<at::Tensor>& y_lengths, Values values) {
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
+  TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
+  HostLengths host;
+  p.x_len = check_lengths(x_lengths, "x_lengths", p, p.n, host.x);
+  p.y_len = check_lengths(y_lengths, "y_lengths", p, p.m, host.y);
+
+  // Lengths on the device are trusted up to an asynchronous assert: reading them would sync.
+  const bool device_lengths = (p.x_len && !host.x.defined()) || (p.y_len && !host.y.defined());
+  if (device_lengths && values == Values::check && cuda_checks_enabled()) {
+    if (p.x_len) at::_assert_async(at::logical_and(*p.x_len >= 1, *p.x_len <= p.n).all());
+    if (p.y_len) at::_assert_async(at::logical_and(*p.y_len >= 1, *p.y_len <= p.m).all());
+  }
+  if (bandwidth < 0) return;
+  if (!p.x_len && !p.y_len) {
+    TORCH_CHECK_VALUE(std::llabs(p.n - p.m) <= bandwidth, "bandwidth ", bandwidth,
+                      " leaves no alignment path for N = ", p.n, ", M = ", p.m,
+                      ": it must be >= |N - M| = ", std::llabs(p.n - p.m));
+  } else if (!device_lengths) {
+    for (int64_t b = 0; b < p.batch; ++b) {
+      const int64_t n = p.x_len ? host.x.data_ptr<int64_t>()[b] : p.n;
+      const int64_t m = p.y_len ? host.y.data_ptr<int64_t>()[b] : p.m;
+      TORCH_CHECK_VALUE(std::llabs(n - m) <= bandwidth, "bandwidth ", bandwidth,
+                        " leaves no alignment path for pair ", b, " (x_lengths = ", n, ", y_lengths = ", m,
+                        "): it must be >= ", std::llabs(n - m));
+    }
+  } else if (values == Values::check && cuda_checks_enabled()) {
+    const at::Tensor n = p.x_len ? *p.x_len : at::full({p.batch}, p.n, p.a.options().dtype(at::kLong));
+    const at::Tensor m = p.y_len ? *p.y_len : at::full({p.batch}, p.m, p.a.options().dtype(at::kLong));
+    at::_assert_async((n - m).abs().le(bandwidth).all());
+  }
+}
+
+void check_floating(const at::Tensor& t, const char* name) {
+  TORCH_CHECK_TYPE(at::isFloatingType(t.scalar_type()), name, " must be a floating-point tensor (got ",
+                   t.scalar_type(), ")");
+}
+
+}  // namespace
+
+at::ScalarType compute_dtype(at::ScalarType input) {
+  return input == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+at::Tensor unbatch(const at::Tensor& t, const Pair& p) { return p.unbatched ? t.squeeze(0) : t; }
+
+Pair check_xy(const at::Tensor& x, const at::Tensor& y) {
+  TORCH_CHECK_VALUE(x.defined() && (x.dim() == 2 || x.dim() == 3), "x must have shape (B, N, D) or (N, D) (got ",
+                    x.defined() ? x.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK_VALUE(y.defined() && (y.dim() == 2 || y.dim() == 3), "y must have shape (B, M, D) or (M, D) (got ",
+                    y.defined() ? y.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK_VALUE(x.dim() == y.dim(), "x and y must both be batched (3-D) or both unbatched (2-D) (got x: ",
+                    x.sizes(), ", y: ", y.sizes(), ")");
+  check_floating(x, "x");
+  check_floating(y, "y");
+  TORCH_CHECK_TYPE(x.scalar_type() == y.scalar_type(), "x and y must have the same dtype (x: ", x.scalar_type(),
+                   ", y: ", y.scalar_type(), ")");
+  TORCH_CHECK(x.device() == y.device(), "x and y must be on the same device (x: ", x.device(), ", y: ", y.device(),
+              ")");
+  Pair p;
+  p.unbatched = x.dim() == 2;
+  p.a = p.unbatched ? x.unsqueeze(0) : x;
+  p.b = p.unbatched ? y.unsqueeze(0) : y;
+  TORCH_CHECK_VALUE(p.a.size(0) == p.b.size(0), "x and y must have the same batch size (x: ", p.a.size(0),
+                    ", y: ", p.b.size(0), ")");
+  TORCH_CHECK_VALUE(p.a.size(2) == p.b.size(2), "x and y must have the same number of features (x: ", p.a.size(2),
+                    ", y: ", p.b.size(2), ")");
+  p.batch = p.a.size(0);
+  p.n = p.a.size(1);
+  p.m = p.b.size(1);
+  p.dim = p.a.size(2);
+  TORCH_CHECK_VALUE(p.n >= 1, "x must have at least one time step (got shape ", x.sizes(), ")");
+  TORCH_CHECK_VALUE(p.m >= 1, "y must have at least one time step (got shape ", y.sizes(), ")");
+  TORCH_CHECK_VALUE(p.dim >= 1, "x and y must have at least one feature (got x: ", x.sizes(), ")");
+  return p;
+}
+
+Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+                       const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
+                       Values values) {
+  Pair p = check_xy(x, y);
+  check_common(p, gamma, bandwidth, x_lengths, y_lengths, values);
+  if (values == Values::check) {
+    check_finite(x, "x");
+    check_finite(y, "y");
+  }
+  return p;
+}
+
+Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                const c10::optional<at::Tensor>& y_lengths, Values values) {
+  TORCH_CHECK_VALUE(D.defined() && (D.dim() == 2 || D.dim() == 3), "D must have shape (B, N, M) or (N, M) (got ",
+                    D.defined() ? D.sizes() : at::IntArrayRef{}, ")");
+  check_floating(D, "D");
+  Pair p;
+  p.unbatched = D.dim() == 2;
+  p.a = p.unbatched ? D.unsqueeze(0) : D;
+  p.batch = p.a.size(0);
+  p.n = p.a.size(1);
+  p.m = p.a.size(2);
+  TORCH_CHECK_VALUE(p.n >= 1 && p.m >= 1, "D must have at least one row and one column (got shape ", D.sizes(),
+                    ")");
+  check_common(p, gamma, bandwidth, x_lengths, y_lengths, values);
+  if (values == Values::check) check_finite(D, "D");
+  return p;
+}
+
+at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute) {
+  TORCH_CHECK_VALUE(dvalues.defined() && dvalues.numel() == p.batch,
+                    "dvalues must hold one number per pair (B = ", p.batch, ") (got shape ",
+                    dvalues.defined() ? dvalues.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK(dvalues.device() == p.a.device(), "dvalues must be on ", p.a.device(), " (got ", dvalues.device(),
+              ")");
+  return dvalues.reshape({p.batch}).to(compute).contiguous();
+}
+
+}  // namespace sdtw::ops::detail

@@ -1,0 +1,47 @@
+#pragma once
+// Validation at the operator boundary, shared by the CPU and CUDA implementations.
+// Every failed check names the argument it is about (x, y, D, gamma, bandwidth, x_lengths, ...).
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+namespace sdtw::ops::detail {
+
+// The inputs of one call, normalised to the batched layout: a is x (or D), b is y (undefined in
+// cost mode); both are 3-D views of the caller's tensors (not yet contiguous nor converted).
+struct Pair {
+  at::Tensor a;
+  at::Tensor b;
+  bool unbatched = false;
+  int64_t batch = 0;
+  int64_t n = 0;
+  int64_t m = 0;
+  int64_t dim = 1;
+  // int64, contiguous, shape (batch,), on the device of a; absent: every pair has full length.
+  c10::optional<at::Tensor> x_len;
+  c10::optional<at::Tensor> y_len;
+};
+
+// What to check beyond shapes, dtypes and devices: the values (finite inputs; lengths in range and
+// inside the band). On CPU they are checked on the host; on CUDA with at::_assert_async (no host
+// sync), unless the environment variable SDTW_TORCH_CUDA_CHECKS is 0.
+enum class Values { check, skip };
+
+Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                const c10::optional<at::Tensor>& y_lengths, Values values);
+Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+                       const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
+                       Values values);
+// The shapes and devices of x and y only (used by pairwise_cost before it computes D).
+Pair check_xy(const at::Tensor& x, const at::Tensor& y);
+
+// dvalues must hold one number per pair: shape (B,) or () for unbatched inputs.
+at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute);
+
+// float64 stays float64; float32, float16 and bfloat16 compute (and return values) in float32.
+at::ScalarType compute_dtype(at::ScalarType input);
+
+// The result `values` of shape (B,), back to () for unbatched inputs.
+at::Tensor unbatch(const at::Tensor& t, const Pair& p);
+
+}  // namespace sdtw::ops::detail

@@ -1,0 +1,241 @@
+// The C++ front: dispatcher wrappers for the operators, autograd functions over them, and the
+// sdtw::nn functions and module.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <ostream>
+
+#include "ops_internal.hpp"
+#include "sdtw/torch/ops.hpp"
+#include "sdtw/torch/soft_dtw.hpp"
+
+namespace sdtw::ops {
+namespace {
+
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> handle(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> cost_forward(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                                const c10::optional<at::Tensor>& x_lengths,
+                                                const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<decltype(detail::cost_forward_cpu)>("sdtw::cost_forward");
+  return op.call(D, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+at::Tensor cost_backward(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
+                         int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                         const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<decltype(detail::cost_backward_cpu)>("sdtw::cost_backward");
+  return op.call(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                       int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                                                       const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<decltype(detail::sqeuclidean_forward_cpu)>("sdtw::sqeuclidean_forward");
+  return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalues, const at::Tensor& x,
+                                                        const at::Tensor& y, const at::Tensor& state, double gamma,
+                                                        int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                                                        const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<decltype(detail::sqeuclidean_backward_cpu)>("sdtw::sqeuclidean_backward");
+  return op.call(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist) {
+  return detail::pairwise_cost(x, y, c10::string_view(dist.data(), dist.size()));
+}
+
+bool built_with_cuda() {
+#ifdef SDTW_TORCH_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace sdtw::ops
+
+namespace sdtw::nn {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+c10::optional<at::Tensor> present(const at::Tensor& t) {
+  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
+}
+c10::optional<at::Tensor> present(const std::optional<at::Tensor>& t) {
+  return t ? present(*t) : c10::nullopt;
+}
+
+// On CUDA the backward overwrites the saved state (the softmin weights become E). A second
+// backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
+// with the forward first; the first backward, the common case, uses it as it is.
+bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
+  TORCH_CHECK(!at::GradMode::is_enabled(),
+              "sdtw: double backward (create_graph=True through soft-DTW) is not supported");
+  if (!state.is_cuda()) return false;
+  if (ctx->saved_data.count("consumed") != 0) return true;
+  ctx->saved_data["consumed"] = true;
+  return false;
+}
+
+struct CostFunction : public torch::autograd::Function<CostFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
+                            const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+    auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
+    ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+    ctx->saved_data["gamma"] = gamma;
+    ctx->saved_data["bandwidth"] = bandwidth;
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const double gamma = ctx->saved_data["gamma"].toDouble();
+    const int64_t bandwidth = ctx->saved_data["bandwidth"].toInt();
+    const auto x_lengths = present(saved[2]), y_lengths = present(saved[3]);
+    at::Tensor state = saved[1];
+    if (state_consumed(ctx, state)) state = std::get<1>(ops::cost_forward(saved[0], gamma, bandwidth, x_lengths, y_lengths));
+    at::Tensor E = ops::cost_backward(grads[0], saved[0], state, gamma, bandwidth, x_lengths, y_lengths);
+    return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
+                            int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                            const c10::optional<at::Tensor>& y_lengths) {
+    auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+    ctx->saved_data["gamma"] = gamma;
+    ctx->saved_data["bandwidth"] = bandwidth;
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const double gamma = ctx->saved_data["gamma"].toDouble();
+    const int64_t bandwidth = ctx->saved_data["bandwidth"].toInt();
+    const auto x_lengths = present(saved[3]), y_lengths = present(saved[4]);
+    at::Tensor state = saved[2];
+    if (state_consumed(ctx, state))
+      state = std::get<1>(ops::sqeuclidean_forward(saved[0], saved[1], gamma, bandwidth, x_lengths, y_lengths));
+    auto [gx, gy] =
+        ops::sqeuclidean_backward(grads[0], saved[0], saved[1], state, gamma, bandwidth, x_lengths, y_lengths);
+    return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+std::string canonical_dist(const std::string& dist) {
+  std::string d = dist;
+  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (d == "sq_euclidean" || d == "squared_euclidean") return "sqeuclidean";
+  if (d == "manhattan" || d == "cityblock") return "l1";
+  return d;
+}
+
+void check_gamma_reduction(const SoftDtwOptions& o) {
+  TORCH_CHECK_VALUE(std::isfinite(o.gamma) && o.gamma > 0.0, "gamma must be finite and > 0 (got ", o.gamma, ")");
+  TORCH_CHECK_VALUE(o.reduction == "none" || o.reduction == "mean" || o.reduction == "sum",
+                    "reduction must be 'none', 'mean' or 'sum' (got '", o.reduction, "')");
+}
+
+void check_options(const SoftDtwOptions& o) {
+  check_gamma_reduction(o);
+  const std::string d = canonical_dist(o.dist);
+  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1",
+                    "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine' or "
+                    "'l1' (or 'manhattan', 'cityblock') (got '",
+                    o.dist, "')");
+  TORCH_CHECK_VALUE(!(o.fused.value_or(false) && d != "sqeuclidean"),
+                    "fused=true requires dist='sqeuclidean' (got dist='", o.dist, "')");
+}
+
+// Absent or <= 0: no band (-1 for the operators).
+int64_t band(const SoftDtwOptions& o) { return o.bandwidth && *o.bandwidth > 0 ? *o.bandwidth : -1; }
+
+at::Tensor reduce(const at::Tensor& values, const std::string& reduction) {
+  if (reduction == "mean") return values.mean();
+  if (reduction == "sum") return values.sum();
+  return values;
+}
+
+}  // namespace
+
+at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options,
+                    const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  check_options(options);
+  const std::string dist = canonical_dist(options.dist);
+  const bool fused = options.fused.value_or(dist == "sqeuclidean");
+  const int64_t bandwidth = band(options);
+  const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
+                        const c10::optional<at::Tensor>& lb) {
+    if (fused) return SqEuclideanFunction::apply(a, b, options.gamma, bandwidth, la, lb);
+    return CostFunction::apply(ops::pairwise_cost(a, b, dist), options.gamma, bandwidth, la, lb);
+  };
+  const c10::optional<at::Tensor> xl = present(x_lengths), yl = present(y_lengths);
+  at::Tensor values = pair(x, y, xl, yl);
+  if (options.normalize) values = values - 0.5 * (pair(x, x, xl, xl) + pair(y, y, yl, yl));
+  return reduce(values, options.reduction);
+}
+
+at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options,
+                         const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  check_gamma_reduction(options);
+  TORCH_CHECK_VALUE(!options.normalize,
+                    "normalize=true needs x and y (sdtw(x, x) and sdtw(y, y)): use soft_dtw, not soft_dtw_cost");
+  return reduce(CostFunction::apply(D, options.gamma, band(options), present(x_lengths), present(y_lengths)),
+                options.reduction);
+}
+
+at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& options,
+                               const std::optional<at::Tensor>& x_lengths,
+                               const std::optional<at::Tensor>& y_lengths) {
+  check_gamma_reduction(options);
+  const at::NoGradGuard no_grad;
+  const c10::optional<at::Tensor> xl = present(x_lengths), yl = present(y_lengths);
+  auto [values, state] = ops::cost_forward(D, options.gamma, band(options), xl, yl);
+  return ops::cost_backward(at::ones_like(values), D, state, options.gamma, band(options), xl, yl);
+}
+
+at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options,
+                     const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
+  check_options(options);
+  const at::NoGradGuard no_grad;
+  return alignment_from_cost(ops::pairwise_cost(x, y, canonical_dist(options.dist)), options, x_lengths,
+                             y_lengths);
+}
+
+SoftDTWImpl::SoftDTWImpl(SoftDtwOptions opts) : options(std::move(opts)) { check_options(options); }
+
+at::Tensor SoftDTWImpl::forward(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& x_lengths,
+                                const std::optional<at::Tensor>& y_lengths) {
+  return soft_dtw(x, y, options, x_lengths, y_lengths);
+}
+
+void SoftDTWImpl::pretty_print(std::ostream& stream) const {
+  stream << "sdtw::nn::SoftDTW(gamma=" << options.gamma << ", bandwidth=";
+  if (options.bandwidth)
+    stream << *options.bandwidth;
+  else
+    stream << "None";
+  stream << ", normalize=" << (options.normalize ? "true" : "false") << ", dist=" << options.dist << ", fused=";
+  if (options.fused)
+    stream << (*options.fused ? "true" : "false");
+  else
+    stream << "None";
+  stream << ", reduction=" << options.reduction << ")";
+}
+
+}  // namespace sdtw::nn

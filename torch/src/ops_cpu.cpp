@@ -1,0 +1,199 @@
+// The operator schemas (TORCH_LIBRARY(sdtw)), their CPU implementations through the float64
+// reference, and pairwise_cost, a composite of plain torch ops shared by the C++ and Python fronts.
+#include <ATen/Parallel.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "checks.hpp"
+#include "ops_internal.hpp"
+#include "sdtw/reference/batch.hpp"
+#include "sdtw/torch/ops.hpp"
+
+namespace sdtw::ops::detail {
+namespace {
+
+namespace ref = sdtw::reference;
+static_assert(std::is_same_v<int64_t, long>, "the reference takes lengths as long");
+
+// Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B) and E (B, N, M).
+std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const Pair& p, double gamma,
+                                                  int64_t bandwidth) {
+  at::Tensor values = at::empty({p.batch}, D64.options());
+  at::Tensor E = at::empty({p.batch, p.n, p.m}, D64.options());
+  ref::Options options;
+  options.gamma = gamma;
+  if (bandwidth >= 0) options.bandwidth = bandwidth;
+  const int64_t* x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
+  const int64_t* y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
+  const int64_t cells = p.n * p.m;
+  try {
+    at::parallel_for(0, p.batch, 1, [&](int64_t b0, int64_t b1) {
+      ref::BatchShape s;
+      s.batch = b1 - b0;
+      s.n = p.n;
+      s.m = p.m;
+      s.x_len = x_len ? x_len + b0 : nullptr;
+      s.y_len = y_len ? y_len + b0 : nullptr;
+      const ref::CostBatchResult r =
+          ref::soft_dtw_cost_batch(D64.data_ptr<double>() + b0 * cells, s, options, /*with_alignment=*/true);
+      std::copy(r.values.begin(), r.values.end(), values.data_ptr<double>() + b0);
+      std::copy(r.E.begin(), r.E.end(), E.data_ptr<double>() + b0 * cells);
+    });
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
+  }
+  return {values, E};
+}
+
+void check_state(const at::Tensor& state, const Pair& p) {
+  TORCH_CHECK_VALUE(state.defined() && state.scalar_type() == at::kDouble && state.dim() == 3 &&
+                        state.size(0) == p.batch && state.size(1) == p.n && state.size(2) == p.m &&
+                        state.device() == p.a.device(),
+                    "state does not belong to these inputs: pass the state that the forward returned for them");
+}
+
+// Squared Euclidean costs without cuBLAS for small problems (exact, B*N*M*D memory); above the
+// limit, the expanded form ||a||^2 + ||b||^2 - 2 a.b on data centred by a common mean (one bmm,
+// B*N*M memory; centring keeps the cancellation small, clamping keeps D >= 0).
+constexpr int64_t kBroadcastLimit = int64_t{1} << 23;
+
+at::Tensor sqeuclidean_cost(const at::Tensor& a, const at::Tensor& b) {
+  if (a.size(0) * a.size(1) * b.size(1) * a.size(2) <= kBroadcastLimit)
+    return (a.unsqueeze(2) - b.unsqueeze(1)).pow(2).sum(-1);
+  const at::Tensor centre = ((a.sum(1, true) + b.sum(1, true)) / double(a.size(1) + b.size(1))).detach();
+  const at::Tensor ac = a - centre, bc = b - centre;
+  return (ac.pow(2).sum(-1).unsqueeze(2) + bc.pow(2).sum(-1).unsqueeze(1) - 2.0 * at::bmm(ac, bc.transpose(1, 2)))
+      .clamp_min(0.0);
+}
+
+std::string lower(c10::string_view s) {
+  std::string out(s.data(), s.size());
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                                    const c10::optional<at::Tensor>& x_lengths,
+                                                    const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  auto [values, E] = reference_cost(p.a.to(at::kDouble).contiguous(), p, gamma, bandwidth);
+  return {unbatch(values.to(compute_dtype(D.scalar_type())), p), E};
+}
+
+at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
+                             int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                             const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  check_state(state, p);
+  const at::Tensor dv = check_dvalues(dvalues, p, at::kDouble);
+  return unbatch((state * dv.view({p.batch, 1, 1})).to(D.scalar_type()), p);
+}
+
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cpu(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                           int64_t bandwidth,
+                                                           const c10::optional<at::Tensor>& x_lengths,
+                                                           const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  // Exact float64 distances (cdist without the matmul shortcut, then squared).
+  const at::Tensor D64 =
+      at::cdist(p.a.to(at::kDouble), p.b.to(at::kDouble), 2.0, /*donot_use_mm_for_euclid_dist=*/2).square();
+  auto [values, E] = reference_cost(D64.contiguous(), p, gamma, bandwidth);
+  return {unbatch(values.to(compute_dtype(x.scalar_type())), p), E};
+}
+
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dvalues, const at::Tensor& x,
+                                                            const at::Tensor& y, const at::Tensor& state,
+                                                            double gamma, int64_t bandwidth,
+                                                            const c10::optional<at::Tensor>& x_lengths,
+                                                            const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  check_state(state, p);
+  const at::Tensor dv = check_dvalues(dvalues, p, at::kDouble);
+  const at::Tensor E = state * dv.view({p.batch, 1, 1});
+  const at::Tensor x64 = p.a.to(at::kDouble), y64 = p.b.to(at::kDouble);
+  // grad_x = 2 (x * rowsum(E) - E y), grad_y = 2 (y * colsum(E) - E^T x)
+  const at::Tensor gx = 2.0 * (x64 * E.sum(2).unsqueeze(-1) - at::bmm(E, y64));
+  const at::Tensor gy = 2.0 * (y64 * E.sum(1).unsqueeze(-1) - at::bmm(E.transpose(1, 2), x64));
+  return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
+}
+
+at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist) {
+  const Pair p = check_xy(x, y);
+  // Costs are computed in float32 (float64 for float64 inputs) whatever autocast says: a cost
+  // matrix in float16 loses the small differences that soft-DTW is sensitive to.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const at::Tensor a = p.a.to(compute), b = p.b.to(compute);
+  const std::string d = lower(dist);
+  at::Tensor D;
+  if (d == "sqeuclidean" || d == "sq_euclidean" || d == "squared_euclidean") {
+    D = sqeuclidean_cost(a, b);
+  } else if (d == "euclidean") {
+    D = sqeuclidean_cost(a, b).clamp_min(1e-30).sqrt();
+  } else if (d == "cosine") {
+    const auto unit = [](const at::Tensor& t) { return t / t.norm(2, {-1}, true).clamp_min(1e-8); };
+    D = 1.0 - at::bmm(unit(a), unit(b).transpose(1, 2));
+  } else if (d == "l1" || d == "manhattan" || d == "cityblock") {
+    D = (a.unsqueeze(2) - b.unsqueeze(1)).abs().sum(-1);
+  } else {
+    TORCH_CHECK_VALUE(false,
+                      "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', "
+                      "'cosine' or 'l1' (or 'manhattan', 'cityblock') (got '",
+                      std::string(dist.data(), dist.size()), "')");
+  }
+  return unbatch(D, p);
+}
+
+#ifndef SDTW_TORCH_WITH_CUDA
+int64_t cuda_state_bytes(int64_t, int64_t, int64_t, int64_t, int64_t, bool) { return -1; }
+#endif
+
+}  // namespace sdtw::ops::detail
+
+// For the Python fake (meta) implementations: the size of the CUDA state without a device.
+extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
+                                               int is_double) {
+  return sdtw::ops::detail::cuda_state_bytes(batch, n, m, dim, bandwidth, is_double != 0);
+}
+
+extern "C" int sdtw_torch_built_with_cuda() { return sdtw::ops::built_with_cuda() ? 1 : 0; }
+
+TORCH_LIBRARY(sdtw, m) {
+  m.def(
+      "cost_forward(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None)"
+      " -> (Tensor values, Tensor state)");
+  m.def(
+      "cost_backward(Tensor dvalues, Tensor D, Tensor state, float gamma, int bandwidth=-1,"
+      " Tensor? x_lengths=None, Tensor? y_lengths=None) -> Tensor");
+  m.def(
+      "sqeuclidean_forward(Tensor x, Tensor y, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None) -> (Tensor values, Tensor state)");
+  m.def(
+      "sqeuclidean_backward(Tensor dvalues, Tensor x, Tensor y, Tensor state, float gamma, int bandwidth=-1,"
+      " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
+  m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(sdtw, CPU, m) {
+  m.impl("cost_forward", TORCH_FN(sdtw::ops::detail::cost_forward_cpu));
+  m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cpu));
+  m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cpu));
+  m.impl("sqeuclidean_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_backward_cpu));
+}
+
+TORCH_LIBRARY_IMPL(sdtw, CompositeImplicitAutograd, m) {
+  m.impl("pairwise_cost", TORCH_FN(sdtw::ops::detail::pairwise_cost));
+}

@@ -1,0 +1,185 @@
+// CUDA implementations of the sdtw operators through sdtw::kernels. The state is the kernels'
+// workspace, a uint8 tensor from the caching allocator; kernels run on the current stream; nothing
+// here syncs with the host (lengths given on the CPU are copied to the device), so forward and
+// backward can be captured in a CUDA graph when lengths are absent or already on the device.
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <stdexcept>
+
+#include "checks.hpp"
+#include "ops_internal.hpp"
+#include "sdtw/kernels/soft_dtw.hpp"
+
+namespace sdtw::ops::detail {
+namespace {
+
+kernels::Problem make_problem(const Pair& p, double gamma, int64_t bandwidth) {
+  kernels::Problem problem;
+  problem.batch = p.batch;
+  problem.n = p.n;
+  problem.m = p.m;
+  problem.dim = p.dim;
+  problem.gamma = gamma;
+  problem.bandwidth = bandwidth;
+  problem.x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
+  problem.y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
+  return problem;
+}
+
+int64_t workspace_bytes(const kernels::Problem& problem, at::ScalarType compute) {
+  if (problem.batch == 0) return 0;
+  return static_cast<int64_t>(compute == at::kDouble ? kernels::workspace_bytes<double>(problem)
+                                                     : kernels::workspace_bytes<float>(problem));
+}
+
+// Kernel errors become torch errors (ValueError for bad parameters).
+template <typename F>
+void run(F&& launch) {
+  try {
+    launch();
+  } catch (const kernels::CudaError& e) {
+    TORCH_CHECK(false, "sdtw CUDA kernel failed: ", e.what());
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
+  }
+}
+
+at::Tensor new_state(const Pair& p, const kernels::Problem& problem, at::ScalarType compute) {
+  return at::empty({workspace_bytes(problem, compute)}, p.a.options().dtype(at::kByte));
+}
+
+void check_state(const at::Tensor& state, const Pair& p, const kernels::Problem& problem, at::ScalarType compute) {
+  TORCH_CHECK_VALUE(state.defined() && state.scalar_type() == at::kByte && state.dim() == 1 &&
+                        state.numel() == workspace_bytes(problem, compute) && state.device() == p.a.device() &&
+                        state.is_contiguous(),
+                    "state does not belong to these inputs: pass the state that the forward returned for them");
+}
+
+std::tuple<at::Tensor, at::Tensor> cost_forward_cuda(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                                     const c10::optional<at::Tensor>& x_lengths,
+                                                     const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const c10::cuda::CUDAGuard device_guard(D.device());
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const at::ScalarType compute = compute_dtype(D.scalar_type());
+  const at::Tensor Dc = p.a.to(compute).contiguous();
+  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  at::Tensor values = at::empty({p.batch}, Dc.options());
+  at::Tensor state = new_state(p, problem, compute);
+  if (p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      if (compute == at::kDouble)
+        kernels::cost_forward<double>(problem, Dc.data_ptr<double>(), values.data_ptr<double>(), state.data_ptr(),
+                                      stream);
+      else
+        kernels::cost_forward<float>(problem, Dc.data_ptr<float>(), values.data_ptr<float>(), state.data_ptr(),
+                                     stream);
+    });
+  }
+  return {unbatch(values, p), state};
+}
+
+at::Tensor cost_backward_cuda(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
+                              int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                              const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const c10::cuda::CUDAGuard device_guard(D.device());
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const at::ScalarType compute = compute_dtype(D.scalar_type());
+  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  check_state(state, p, problem, compute);
+  const at::Tensor dv = check_dvalues(dvalues, p, compute);
+  at::Tensor E = at::empty({p.batch, p.n, p.m}, dv.options());
+  if (p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      if (compute == at::kDouble)
+        kernels::cost_backward<double>(problem, dv.data_ptr<double>(), E.data_ptr<double>(), state.data_ptr(),
+                                       stream);
+      else
+        kernels::cost_backward<float>(problem, dv.data_ptr<float>(), E.data_ptr<float>(), state.data_ptr(), stream);
+    });
+  }
+  return unbatch(E.to(D.scalar_type()), p);
+}
+
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cuda(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                            int64_t bandwidth,
+                                                            const c10::optional<at::Tensor>& x_lengths,
+                                                            const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  at::Tensor values = at::empty({p.batch}, xc.options());
+  at::Tensor state = new_state(p, problem, compute);
+  if (p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      if (compute == at::kDouble)
+        kernels::sqeuclidean_forward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
+                                             values.data_ptr<double>(), state.data_ptr(), stream);
+      else
+        kernels::sqeuclidean_forward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
+                                            values.data_ptr<float>(), state.data_ptr(), stream);
+    });
+  }
+  return {unbatch(values, p), state};
+}
+
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& dvalues, const at::Tensor& x,
+                                                             const at::Tensor& y, const at::Tensor& state,
+                                                             double gamma, int64_t bandwidth,
+                                                             const c10::optional<at::Tensor>& x_lengths,
+                                                             const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  check_state(state, p, problem, compute);
+  const at::Tensor dv = check_dvalues(dvalues, p, compute);
+  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
+  if (p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      if (compute == at::kDouble)
+        kernels::sqeuclidean_backward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
+                                              dv.data_ptr<double>(), gx.data_ptr<double>(), gy.data_ptr<double>(),
+                                              state.data_ptr(), stream);
+      else
+        kernels::sqeuclidean_backward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
+                                             dv.data_ptr<float>(), gx.data_ptr<float>(), gy.data_ptr<float>(),
+                                             state.data_ptr(), stream);
+    });
+  }
+  return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
+}
+
+}  // namespace
+
+int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double) {
+  kernels::Problem problem;
+  problem.batch = batch;
+  problem.n = n;
+  problem.m = m;
+  problem.dim = dim;
+  problem.bandwidth = bandwidth;
+  return workspace_bytes(problem, is_double ? at::kDouble : at::kFloat);
+}
+
+}  // namespace sdtw::ops::detail
+
+TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
+  m.impl("cost_forward", TORCH_FN(sdtw::ops::detail::cost_forward_cuda));
+  m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cuda));
+  m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cuda));
+  m.impl("sqeuclidean_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_backward_cuda));
+}

@@ -1,0 +1,33 @@
+#pragma once
+// Internal entry points shared by the translation units of sdtw_torch.
+#include <ATen/ATen.h>
+#include <c10/util/string_view.h>
+
+#include <cstdint>
+#include <tuple>
+
+namespace sdtw::ops::detail {
+
+std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                                    const c10::optional<at::Tensor>& x_lengths,
+                                                    const c10::optional<at::Tensor>& y_lengths);
+at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
+                             int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                             const c10::optional<at::Tensor>& y_lengths);
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cpu(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                           int64_t bandwidth,
+                                                           const c10::optional<at::Tensor>& x_lengths,
+                                                           const c10::optional<at::Tensor>& y_lengths);
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dvalues, const at::Tensor& x,
+                                                            const at::Tensor& y, const at::Tensor& state,
+                                                            double gamma, int64_t bandwidth,
+                                                            const c10::optional<at::Tensor>& x_lengths,
+                                                            const c10::optional<at::Tensor>& y_lengths);
+
+// The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
+at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);
+
+// Bytes of the CUDA state (the kernels' workspace) for one call; -1 without CUDA support.
+int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double);
+
+}  // namespace sdtw::ops::detail

@@ -1,0 +1,50 @@
+"""A small, independent float64 soft-DTW in numpy (Cuturi & Blondel 2017, Algorithms 1 and 2)."""
+import numpy as np
+
+
+def softmin(a, b, c, gamma):
+    m = min(a, b, c)
+    if np.isinf(m):
+        return np.inf
+    return m - gamma * np.log(np.exp(-(a - m) / gamma) + np.exp(-(b - m) / gamma) + np.exp(-(c - m) / gamma))
+
+
+def sdtw(D, gamma, bandwidth=None):
+    """value and E = d value / d D for one cost matrix D (N, M); bandwidth None or k >= 0."""
+    D = np.asarray(D, dtype=np.float64)
+    N, M = D.shape
+    R = np.full((N + 2, M + 2), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, N + 1):
+        for j in range(1, M + 1):
+            if bandwidth is None or abs(i - j) <= bandwidth:
+                R[i, j] = D[i - 1, j - 1] + softmin(R[i - 1, j - 1], R[i - 1, j], R[i, j - 1], gamma)
+    E = np.zeros((N + 2, M + 2))
+    E[N, M] = 1.0
+
+    def weight(i, j, si, sj):
+        if si > N or sj > M or np.isinf(R[si, sj]):
+            return 0.0
+        return np.exp((R[si, sj] - D[si - 1, sj - 1] - R[i, j]) / gamma)
+
+    for i in range(N, 0, -1):
+        for j in range(M, 0, -1):
+            if (i, j) == (N, M) or np.isinf(R[i, j]):
+                continue
+            E[i, j] = (E[i + 1, j] * weight(i, j, i + 1, j) + E[i, j + 1] * weight(i, j, i, j + 1)
+                       + E[i + 1, j + 1] * weight(i, j, i + 1, j + 1))
+    return R[N, M], E[1:N + 1, 1:M + 1]
+
+
+def sqdist(x, y):
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    return ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+
+
+def sdtw_xy(x, y, gamma, bandwidth=None):
+    """value, grad_x, grad_y for the squared Euclidean cost."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    value, E = sdtw(sqdist(x, y), gamma, bandwidth)
+    gx = 2 * (x * E.sum(1)[:, None] - E @ y)
+    gy = 2 * (y * E.sum(0)[:, None] - E.T @ x)
+    return value, gx, gy

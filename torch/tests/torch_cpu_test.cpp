@@ -1,0 +1,158 @@
+// sdtw_torch on the CPU: the C++ front (sdtw::nn) and the operators against the float64 reference.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "sdtw/torch/ops.hpp"
+#include "sdtw/torch/soft_dtw.hpp"
+#include "test_support.hpp"
+
+using namespace sdtw_torch_test;
+using sdtw::nn::SoftDtwOptions;
+
+namespace {
+
+at::Tensor randn(std::vector<int64_t> shape, at::ScalarType dtype = torch::kDouble) {
+  return torch::randn(shape, torch::TensorOptions().dtype(dtype));
+}
+
+SoftDtwOptions opts(double gamma, std::optional<bool> fused = std::nullopt) {
+  SoftDtwOptions o;
+  o.gamma = gamma;
+  o.fused = fused;
+  return o;
+}
+
+class FusedOrNot : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FusedOrNot, ValuesAndGradientsMatchReference) {
+  torch::manual_seed(1);
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 5}, {6, 1}, {8, 8}, {9, 4}}) {
+    for (double gamma : {1.0, 0.1, 0.01}) {
+      const at::Tensor x = randn({3, n, 2}), y = randn({3, m, 2});
+      const auto r = run([&](auto a, auto b) { return sdtw::nn::soft_dtw(a, b, opts(gamma, GetParam())); }, x, y);
+      const auto ref = reference(x, y, gamma, std::nullopt);
+      EXPECT_LT(rel_l2(r.values, ref.values), 1e-12) << n << " " << m << " " << gamma;
+      EXPECT_LT(rel_l2(r.grad_x, ref.grad_x), 1e-9) << n << " " << m << " " << gamma;
+      EXPECT_LT(rel_l2(r.grad_y, ref.grad_y), 1e-9) << n << " " << m << " " << gamma;
+    }
+  }
+}
+
+TEST_P(FusedOrNot, LengthsBandwidthNormalize) {
+  torch::manual_seed(2);
+  const at::Tensor x = randn({3, 9, 3}), y = randn({3, 7, 3});
+  const std::vector<long> xl{9, 4, 6}, yl{7, 5, 3};
+  const at::Tensor xlt = torch::tensor(std::vector<int64_t>(xl.begin(), xl.end()));
+  const at::Tensor ylt = torch::tensor(std::vector<int64_t>(yl.begin(), yl.end()));
+  for (int variant = 0; variant < 3; ++variant) {
+    SoftDtwOptions o = opts(0.3, GetParam());
+    if (variant == 1) o.bandwidth = 3;
+    if (variant == 2) o.normalize = true;
+    const auto r = run([&](auto a, auto b) { return sdtw::nn::soft_dtw(a, b, o, xlt, ylt); }, x, y);
+    const auto ref = reference(x, y, 0.3, variant == 1 ? std::optional<long>(3) : std::nullopt, xl, yl, variant == 2);
+    EXPECT_LT(rel_l2(r.values, ref.values), 1e-12) << variant;
+    EXPECT_LT(rel_l2(r.grad_x, ref.grad_x), 1e-9) << variant;
+    EXPECT_LT(rel_l2(r.grad_y, ref.grad_y), 1e-9) << variant;
+  }
+}
+
+TEST_P(FusedOrNot, UnbatchedNonContiguousAndReductions) {
+  torch::manual_seed(3);
+  const at::Tensor x = randn({3, 2, 6}).transpose(1, 2), y = randn({3, 2, 5}).transpose(1, 2);
+  const SoftDtwOptions o = opts(0.5, GetParam());
+  const at::Tensor v = sdtw::nn::soft_dtw(x, y, o);
+  EXPECT_TRUE(torch::allclose(v, sdtw::nn::soft_dtw(x.contiguous(), y.contiguous(), o)));
+  const at::Tensor v0 = sdtw::nn::soft_dtw(x[0], y[0], o);
+  EXPECT_EQ(v0.dim(), 0);
+  EXPECT_TRUE(torch::allclose(v0, v[0]));
+  SoftDtwOptions mean = o, sum = o;
+  mean.reduction = "mean";
+  sum.reduction = "sum";
+  EXPECT_TRUE(torch::allclose(sdtw::nn::soft_dtw(x, y, mean), v.mean()));
+  EXPECT_TRUE(torch::allclose(sdtw::nn::SoftDTW(sum)(x, y), v.sum()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, FusedOrNot, ::testing::Values(true, false),
+                         [](const auto& info) { return info.param ? "fused" : "unfused"; });
+
+TEST(TorchCpu, Float32ValuesAndHalfInputs) {
+  torch::manual_seed(4);
+  const at::Tensor x = randn({2, 7, 3}), y = randn({2, 5, 3});
+  const at::Tensor v64 = sdtw::nn::soft_dtw(x, y, opts(0.1));
+  const at::Tensor v32 = sdtw::nn::soft_dtw(x.to(torch::kFloat), y.to(torch::kFloat), opts(0.1));
+  EXPECT_EQ(v32.scalar_type(), torch::kFloat);
+  EXPECT_LT(rel_l2(v32, v64), 1e-6);
+  const at::Tensor vb = sdtw::nn::soft_dtw(x.to(torch::kBFloat16), y.to(torch::kBFloat16), opts(0.1));
+  EXPECT_EQ(vb.scalar_type(), torch::kFloat);
+}
+
+TEST(TorchCpu, CostTensorAndAlignment) {
+  torch::manual_seed(5);
+  const at::Tensor x = randn({2, 6, 3}), y = randn({2, 5, 3});
+  const at::Tensor D = sdtw::ops::pairwise_cost(x, y);
+  EXPECT_TRUE(torch::allclose(D, torch::cdist(x, y).pow(2)));
+  EXPECT_TRUE(torch::allclose(sdtw::nn::soft_dtw_cost(D, opts(0.2)), sdtw::nn::soft_dtw(x, y, opts(0.2))));
+  const at::Tensor E = sdtw::nn::alignment(x, y, opts(0.2));
+  ASSERT_EQ(E.sizes(), (std::vector<int64_t>{2, 6, 5}));
+  at::Tensor Dg = D.clone().requires_grad_(true);
+  sdtw::nn::soft_dtw_cost(Dg, opts(0.2)).sum().backward();
+  EXPECT_TRUE(torch::allclose(E, Dg.grad()));
+  EXPECT_TRUE(torch::allclose(E, sdtw::nn::alignment_from_cost(D, opts(0.2))));
+  EXPECT_NEAR(E[0][0][0].item<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(E[1][5][4].item<double>(), 1.0, 1e-12);
+}
+
+TEST(TorchCpu, OperatorsThroughTheDispatcher) {
+  const at::Tensor x = randn({2, 5, 3}), y = randn({2, 4, 3});
+  auto [values, state] = sdtw::ops::sqeuclidean_forward(x, y, 1.0);
+  EXPECT_EQ(state.sizes(), (std::vector<int64_t>{2, 5, 4}));
+  auto [gx, gy] = sdtw::ops::sqeuclidean_backward(torch::ones_like(values), x, y, state, 1.0);
+  const auto ref = reference(x, y, 1.0, std::nullopt);
+  EXPECT_LT(rel_l2(gx, ref.grad_x), 1e-9);
+  EXPECT_LT(rel_l2(gy, ref.grad_y), 1e-9);
+}
+
+void expect_error(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one mentioning " << needle;
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(TorchCpu, BadInputsNameTheArgument) {
+  const at::Tensor x = randn({2, 5, 3}), y = randn({2, 4, 3});
+  expect_error([&] { sdtw::nn::soft_dtw(x, y.to(torch::kFloat)); }, "same dtype");
+  expect_error([&] { sdtw::nn::soft_dtw(x, randn({3, 4, 3})); }, "same batch size");
+  expect_error([&] { sdtw::nn::soft_dtw(x, randn({2, 4, 2})); }, "same number of features");
+  expect_error([&] { sdtw::nn::soft_dtw(randn({2, 0, 3}), y); }, "x must have at least one time step");
+  expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(0.0)); }, "gamma");
+  expect_error([&] { sdtw::nn::soft_dtw(x[0], y); }, "both be batched");
+  SoftDtwOptions band = opts(1.0);
+  band.bandwidth = 3;
+  expect_error([&] { sdtw::nn::soft_dtw(randn({2, 9, 3}), y, band); }, "bandwidth 3");
+  expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(1.0), torch::tensor({5, 6})); }, "x_lengths[1] = 6");
+  SoftDtwOptions bad_dist = opts(1.0, true);
+  bad_dist.dist = "cosine";
+  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "fused=true requires dist='sqeuclidean'");
+  SoftDtwOptions bad_reduction;
+  bad_reduction.reduction = "max";
+  expect_error([&] { sdtw::nn::soft_dtw(x, y, bad_reduction); }, "reduction");
+  at::Tensor nan = x.clone();
+  nan[1][2][0] = std::numeric_limits<double>::quiet_NaN();
+  expect_error([&] { sdtw::nn::soft_dtw(nan, y); }, "x must be finite");
+}
+
+TEST(TorchCpu, RetainGraphAndModulePrint) {
+  const at::Tensor x = randn({2, 5, 3}).requires_grad_(true), y = randn({2, 4, 3});
+  const at::Tensor out = sdtw::nn::soft_dtw(x, y).sum();
+  const auto g1 = torch::autograd::grad({out}, {x}, {}, /*retain_graph=*/true);
+  const auto g2 = torch::autograd::grad({out}, {x});
+  EXPECT_TRUE(torch::allclose(g1[0], g2[0]));
+  std::ostringstream s;
+  s << *sdtw::nn::SoftDTW(opts(0.5));
+  EXPECT_NE(s.str().find("gamma=0.5"), std::string::npos);
+}
+
+}  // namespace
