@@ -61,7 +61,9 @@ def test_lengths_bandwidth_normalize(fused, lengths_device):
         rv, rgx, rgy = value_and_grads(
             lambda a, b: sdtw_torch.soft_dtw(a, b, gamma=0.3, fused=fused, x_lengths=xl.cpu(), y_lengths=yl.cpu(), **kw),
             x.double().cpu(), y.double().cpu())
-        assert rel_l2(v, rv) < 1e-4 and rel_l2(gx, rgx) < 1e-4 and rel_l2(gy, rgy) < 1e-4
+        # The divergence is a difference of three fp32 values: a looser bound on the values there.
+        assert rel_l2(v, rv) < (1e-3 if kw.get("normalize") else 1e-4)
+        assert rel_l2(gx, rgx) < 1e-4 and rel_l2(gy, rgy) < 1e-4
         assert gx[1, 20:].abs().max().item() == 0 and gy[1, 17:].abs().max().item() == 0
 
 
