@@ -14,7 +14,7 @@ struct BackwardArgs {
   const T* dvalues;                      // batch: upstream gradient of each value
   typename CellState<T>::Word* state;    // as written by the forward; receives E when dense_E is null
   T* dense_E;                            // batch x n x m, or null
-  typename CellState<T>::Compute* ring;  // ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
+  typename CellState<T>::Compute* ring;  // batch x ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
 };
 
 template <typename T>
@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
   const Schedule& s = a.s;
 
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
-    const int64_t b = ticket / s.strips, k = s.strips - 1 - ticket % s.strips;
+    const int64_t b = ticket / s.strips, order = ticket % s.strips, k = s.strips - 1 - order;
     const int64_t strip = b * s.strips + k;
     const int64_t rows = s.rows_of(b), cols = s.cols_of(b);
     const int64_t row0 = k * kWarp, i = row0 + lane;
@@ -34,11 +34,11 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
       if (lane == 0) publish(my_progress, kDone);
       continue;
     }
-    claim_slot(s, ticket);
+    const int64_t slot = claim_slot(s, ticket, order);
     const bool row_ok = i < rows;
     const bool fed_from_below = row0 + kWarp < rows;
-    C* ring_out = a.ring + (ticket % s.ring_slots) * s.m * 2;
-    const C* ring_in = a.ring + ((ticket + s.ring_slots - 1) % s.ring_slots) * s.m * 2;
+    C* ring_out = a.ring + slot * s.m * 2;
+    const C* ring_in = a.ring + previous_slot(s, ticket, order) * s.m * 2;
     int* below_progress = s.progress + ticket - 1;
     auto* st = a.state + state_index(strip, s.m, 0, lane);
     T* E_row = a.dense_E ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;

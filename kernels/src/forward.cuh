@@ -18,7 +18,7 @@ struct ForwardArgs {
   double gamma;
   T* values;                           // batch
   typename CellState<T>::Word* state;  // (batch * strips) x (m + 31) x 32, by warp step
-  double* ring;                        // ring_slots x m: the last row of R of a strip
+  double* ring;                        // batch x ring_slots x m: the last row of R of a strip
 };
 
 // The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
@@ -38,7 +38,7 @@ __host__ __device__ constexpr int warps_per_block() {
 }
 
 template <typename T, typename Cost>
-__global__ void __launch_bounds__(warps_per_block<T>() * kWarp) forward_kernel(Cost cost, ForwardArgs<T> a) {
+__global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
   constexpr int kWarps = warps_per_block<T>();
@@ -58,11 +58,11 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) forward_kernel(C
       if (lane == 0) publish(my_progress, kDone);
       continue;
     }
-    claim_slot(s, ticket);
+    const int64_t slot = claim_slot(s, ticket, k);
     const bool row_ok = i < rows;
     const bool feeds_below = row0 + kWarp < rows;
-    double* ring_out = a.ring + (ticket % s.ring_slots) * s.m;
-    const double* ring_in = a.ring + ((ticket + s.ring_slots - 1) % s.ring_slots) * s.m;
+    double* ring_out = a.ring + slot * s.m;
+    const double* ring_in = a.ring + previous_slot(s, ticket, k) * s.m;
     int* above_progress = s.progress + ticket - 1;
     auto* st = a.state + state_index(ticket, s.m, 0, lane);
 

@@ -19,7 +19,7 @@ constexpr int kPublishEvery = 32;  // columns between two progress updates
 struct Schedule {
   int64_t batch, n, m;
   int64_t strips;      // strips per pair, ceil(n / 32)
-  int64_t ring_slots;  // >= 2 whenever there are >= 2 strips
+  int64_t ring_slots;  // per pair: strips take slots round-robin in their order of work
   const int64_t* x_len;
   const int64_t* y_len;
   int64_t bandwidth;  // < 0: no band
@@ -57,11 +57,18 @@ __device__ inline int wait_for(int* progress, int needed, int known) {
   return known;
 }
 
-// A ring slot is reused by ticket t after ticket t - slots + 1 (the last reader of its previous
-// content) has finished.
-__device__ inline void claim_slot(const Schedule& s, int64_t ticket) {
-  if ((threadIdx.x & 31) == 0 && ticket >= s.ring_slots) wait_for(s.progress + (ticket - s.ring_slots + 1), kDone, 0);
+// Each pair has its own ring, so pairs never wait on each other. The strip at position `order` in
+// its pair's work order writes slot order % ring_slots once the reader of that slot's previous
+// content (position order - ring_slots + 1) has finished; returns the slot.
+__device__ inline int64_t claim_slot(const Schedule& s, int64_t ticket, int64_t order) {
+  if ((threadIdx.x & 31) == 0 && order >= s.ring_slots) wait_for(s.progress + (ticket - s.ring_slots + 1), kDone, 0);
   __syncwarp();
+  return (ticket / s.strips) * s.ring_slots + order % s.ring_slots;
+}
+
+// The slot of the strip just before in the pair's work order (valid when order > 0).
+__device__ inline int64_t previous_slot(const Schedule& s, int64_t ticket, int64_t order) {
+  return (ticket / s.strips) * s.ring_slots + (order + s.ring_slots - 1) % s.ring_slots;
 }
 
 }  // namespace sdtw::kernels::detail

@@ -88,6 +88,16 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
   check(cudaGetLastError(), "backward launch");
 }
 
+// A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
+template <typename T, bool for_y, int kFeatures>
+void launch_jacobian(const detail::JacobianArgs<T>& args, int64_t rows, cudaStream_t stream) {
+  constexpr int kRows = detail::JacobianShape<T, kFeatures>::kRows;
+  const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows),
+                  static_cast<unsigned>((args.dim + kFeatures - 1) / kFeatures), static_cast<unsigned>(args.batch));
+  detail::jacobian_kernel<T, for_y, kFeatures><<<grid, detail::kJacThreads, 0, stream>>>(args);
+  check(cudaGetLastError(), for_y ? "grad_y launch" : "grad_x launch");
+}
+
 }  // namespace
 
 template <typename T>
@@ -126,19 +136,15 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   launch_backward<T>(p, dvalues, nullptr, workspace, stream);
   const WorkspaceLayout w = layout_for<T>(p);
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
-  const dim3 block(detail::kJacThreads);
-  const auto features = static_cast<unsigned>((p.dim + detail::kJacFeatures - 1) / detail::kJacFeatures);
-  const auto batch = static_cast<unsigned>(p.batch);
-  detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
-  detail::jacobian_kernel<T, false>
-      <<<dim3(static_cast<unsigned>((p.n + detail::kJacRows - 1) / detail::kJacRows), features, batch), block, 0,
-         stream>>>(gx);
-  check(cudaGetLastError(), "grad_x launch");
-  detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
-  detail::jacobian_kernel<T, true>
-      <<<dim3(static_cast<unsigned>((p.m + detail::kJacRows - 1) / detail::kJacRows), features, batch), block, 0,
-         stream>>>(gy);
-  check(cudaGetLastError(), "grad_y launch");
+  const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
+  const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
+  if (p.dim > 32) {
+    launch_jacobian<T, false, 64>(gx, p.n, stream);
+    launch_jacobian<T, true, 64>(gy, p.m, stream);
+  } else {
+    launch_jacobian<T, false, 16>(gx, p.n, stream);
+    launch_jacobian<T, true, 16>(gy, p.m, stream);
+  }
 }
 
 #define SDTW_INSTANTIATE(T)                                                                                   \

@@ -10,7 +10,6 @@ namespace sdtw::kernels::detail {
 namespace {
 
 constexpr int64_t kRows = 32;
-constexpr int64_t kMaxRingSlots = 1024;  // bounds the ring to 1024 border rows; see NOTES.md
 constexpr std::size_t kAlign = 256;
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
@@ -38,14 +37,16 @@ WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::
   WorkspaceLayout w;
   w.strips = (p.n + kRows - 1) / kRows;
   const int64_t total_strips = p.batch * w.strips;
-  w.ring_slots = std::min<int64_t>(total_strips, kMaxRingSlots);
+  // A reader finishes about m + 32 steps after it starts and strips of a pair start at least 32
+  // steps apart, so m / 32 + 2 slots per pair keep writers from waiting in a full pipeline.
+  w.ring_slots = std::min<int64_t>(w.strips, (p.m + kRows - 1) / kRows + 2);
   const std::size_t state_bytes =
       static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m + kRows - 1) * kRows * state_word;
   w.state = 0;
   w.ticket = aligned(state_bytes);
   w.progress = w.ticket + kAlign;
   w.ring = w.progress + aligned(static_cast<std::size_t>(total_strips) * sizeof(int));
-  w.total = w.ring + aligned(static_cast<std::size_t>(w.ring_slots) * static_cast<std::size_t>(p.m) * ring_column);
+  w.total = w.ring + aligned(static_cast<std::size_t>(p.batch * w.ring_slots) * static_cast<std::size_t>(p.m) * ring_column);
   return w;
 }
 

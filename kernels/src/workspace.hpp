@@ -10,7 +10,7 @@ namespace sdtw::kernels::detail {
 
 struct WorkspaceLayout {
   int64_t strips = 0;      // per pair
-  int64_t ring_slots = 0;
+  int64_t ring_slots = 0;  // border slots per pair
   std::size_t state = 0;   // offsets in bytes
   std::size_t ticket = 0;
   std::size_t progress = 0;
