@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Mutation check of the reference tests (reference/tests/MUTATIONS.md holds the last result).
+
+Breaks reference/src on purpose, one mutation at a time, rebuilds BUILD_DIR, runs its cpu ctest
+label and records which tests fail; every file is restored after each mutation, even on error.
+Usage: reference/tools/mutation_check.py BUILD_DIR [results.json]
+"""
+import json, os, re, subprocess, sys
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+build = sys.argv[1]
+M = [
+ ("M1 in_band ignores the band", "src/problem.cpp", "return !bandwidth || std::labs(i - j) <= *bandwidth;", "(void)i; (void)j; (void)bandwidth; return true;"),
+ ("M2 sign flipped in the backward weight exponent", "src/soft_dtw.cpp", "return std::exp((R(si, sj) - D(si - 1, sj - 1) - R(i, j)) / g);", "return std::exp(-(R(si, sj) - D(si - 1, sj - 1) - R(i, j)) / g);"),
+ ("M3 softmin shifts by max instead of min", "src/soft_dtw.cpp", "const double m = std::min({a, b, c});", "const double m = std::max({a, b, c});"),
+ ("M4 factor 2 dropped in jacobian_product (both gradients)", "src/sqeuclidean.cpp", "return {2.0 * (rowsum.asDiagonal() * x_ - E * y_), 2.0 * (colsum", "return {1.0 * (rowsum.asDiagonal() * x_ - E * y_), 1.0 * (colsum"),
+ ("M5 factor 2 dropped in grad_y only", "src/sqeuclidean.cpp", "2.0 * (colsum", "1.0 * (colsum"),
+ ("M6 E(N,M) = 1 forgotten", "src/soft_dtw.cpp", "  E(N, M) = 1.0;\n", ""),
+ ("M7 softmin sign: m + gamma log s", "src/soft_dtw.cpp", "return m - gamma * std::log(s);", "return m + gamma * std::log(s);"),
+ ("M8 check_band accepts every band", "src/problem.cpp", "  if (!bandwidth) return;\n", "  return;\n"),
+ ("M9 check_gamma accepts 0 and NaN", "src/problem.cpp", "if (!(gamma > 0.0) || !std::isfinite(gamma)) {", "if (gamma < 0.0 || std::isinf(gamma)) {"),
+ ("M10 hard_dtw forward ignores the left predecessor", "src/hard_dtw.cpp", "std::min({R(i - 1, j - 1), R(i - 1, j), R(i, j - 1)})", "std::min({R(i - 1, j - 1), R(i - 1, j), R(i - 1, j)})"),
+ ("M11 hard_dtw walk-back: diagonal step moves only i", "src/hard_dtw.cpp", "      --i;\n      --j;\n", "      --i;\n"),
+ ("M12 batch reads pair b at an unpadded offset", "src/batch.cpp", "take(D + b * s.n * s.m, n, m, s.m)", "take(D + b * n * m, n, m, m)"),
+ ("M13 divergence chains sdtw(x,x) through one argument only", "src/sqeuclidean.cpp", "xy.grad.x - 0.5 * (xx.grad.x + xx.grad.y)", "xy.grad.x - 0.5 * xx.grad.x"),
+ ("M14 backward skips the diagonal successor", "src/soft_dtw.cpp", " +\n                E(i + 1, j + 1) * weight(i, j, i + 1, j + 1);", ";"),
+ ("M15 batch gradient padding not cleared (grad_x written past x_len)", "src/batch.cpp", "out.grad_x.assign(s.batch * s.n * s.dim, 0.0);", "out.grad_x.assign(s.batch * s.n * s.dim, 1.0);"),
+]
+results = []
+for name, f, old, new in M:
+    path = os.path.join(root, f)
+    orig = open(path).read()
+    assert orig.count(old) == 1, (name, orig.count(old))
+    open(path, 'w').write(orig.replace(old, new))
+    try:
+        b = subprocess.run(['cmake', '--build', build], capture_output=True, text=True)
+        if b.returncode:
+            failed = ['BUILD FAILED']
+        else:
+            r = subprocess.run(['ctest', '--test-dir', build, '-L', 'cpu', '-j2', '--timeout', '120'],
+                               capture_output=True, text=True, timeout=900)
+            tail = r.stdout.split('The following tests FAILED:')[1] if 'The following tests FAILED:' in r.stdout else ''
+            # "  12 - Suite.Name (Failed)" or "(SEGFAULT)"
+            failed = sorted(m.group(1) + ('' if m.group(2) == 'Failed' else ' [' + m.group(2) + ']')
+                            for m in re.finditer(r'^\s*\d+ - (\S+).*\((.+)\)\s*$', tail, re.M))
+    finally:
+        open(path, 'w').write(orig)
+    results.append((name, failed))
+    print(name, len(failed), failed, flush=True)
+json.dump(results, open(sys.argv[2] if len(sys.argv) > 2 else 'mutation_results.json', 'w'), indent=1)
+subprocess.run(['cmake', '--build', build], capture_output=True)
