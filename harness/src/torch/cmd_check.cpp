@@ -116,7 +116,8 @@ void register_check(CLI::App& app) {
     auto record = [&](const Implementation& impl, const Point& p, const std::string& name, const std::function<Outcome()>& body) {
       Outcome o;
       try {
-        o = body();
+        const auto sup = impl.supports(p);
+        o = sup.ok ? body() : Outcome{"SKIP", sup.reason};
       } catch (const NotSupported& e) {
         o = {"SKIP", e.what()};
       } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 
 #ifdef SDTW_BENCH_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_profiler_api.h>
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -37,7 +38,7 @@ struct Range {
 };
 void sync(const Point& p) {
 #ifdef SDTW_BENCH_HAVE_CUDA
-  if (p.device == "cuda") at::cuda::device_synchronize();
+  if (p.device == "cuda") c10::cuda::device_synchronize();
 #else
   (void)p;
 #endif

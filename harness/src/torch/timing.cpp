@@ -7,6 +7,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 namespace sdtw::bench {
@@ -58,7 +59,7 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   for (int i = 0; i < warmup; ++i) step(impl, p, x_host, y_host, &ms);
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (p.device == "cuda") {
-    at::cuda::device_synchronize();
+    c10::cuda::device_synchronize();
     c10::cuda::CUDACachingAllocator::resetPeakStats(0);
   }
 #endif
@@ -90,7 +91,7 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
 void release_device_memory(const Point& p) {
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (p.device == "cuda") {
-    at::cuda::device_synchronize();
+    c10::cuda::device_synchronize();
     c10::cuda::CUDACachingAllocator::emptyCache();
   }
 #else
