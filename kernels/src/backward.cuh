@@ -27,8 +27,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
     const int64_t b = ticket / s.strips, order = ticket % s.strips, k = s.strips - 1 - order;
     const int64_t strip = b * s.strips + k;
-    const int64_t rows = s.rows_of(b), cols = s.cols_of(b);
-    const int64_t row0 = k * kWarp, i = row0 + lane;
+    const int rows = s.rows_of(b), cols = s.cols_of(b);
+    const int row0 = static_cast<int>(k) * kWarp, i = row0 + lane;
     int* my_progress = s.progress + ticket;
     if (row0 >= rows) {
       if (lane == 0) publish(my_progress, kDone);
@@ -48,29 +48,30 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
     C diag_below_prev = 0;  // E(i+1, j+1) * w_diag(i+1, j+1)
     C out_up = 0, out_diag = 0;
     int known_below = 0;
-    for (int64_t t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
+    for (int t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
       // Lane 31 takes column cols-1-t at step t; lane l of the chunk holds that column's border.
       C border_up = 0, border_diag = 0;
       if (fed_from_below && t0 < cols) {
         if (lane == kWarp - 1)
-          known_below = wait_for(below_progress, static_cast<int>(min(t0 + kWarp, cols)), known_below);
+          known_below = wait_for(below_progress, min(t0 + kWarp, cols), known_below);
         __syncwarp();
-        const int64_t jb = cols - 1 - t0 - lane;
+        const int jb = cols - 1 - t0 - lane;
         if (jb >= 0) {
           border_up = __ldcg(ring_in + 2 * jb);
           border_diag = __ldcg(ring_in + 2 * jb + 1);
         }
       }
       // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state.
+      auto* chunk_state = st + static_cast<int64_t>(cols + kWarp - 2 - t0) * kWarp;
       typename State::Word words[kWarp];
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
-        const int64_t fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
-        words[step] = (row_ok && j >= 0 && j < cols) ? st[fs * kWarp] : State::empty();
+        const int fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
+        words[step] = (row_ok && j >= 0 && j < cols) ? chunk_state[-step * kWarp] : State::empty();
       }
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
-        const int64_t fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
+        const int fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
         C up_below = __shfl_down_sync(kFullMask, out_up, 1);      // E(i+1, j) * w_up(i+1, j)
         C diag_below = __shfl_down_sync(kFullMask, out_diag, 1);  // E(i+1, j) * w_diag(i+1, j)
         const C border_up_j = __shfl_sync(kFullMask, border_up, step);
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
           if (E_row)
             E_row[j] = static_cast<T>(e);
           else
-            st[fs * kWarp] = State::from_alignment(e);
+            chunk_state[-step * kWarp] = State::from_alignment(e);
           if (lane == 0 && k > 0) {
             __stcg(ring_out + 2 * j, n_up);
             __stcg(ring_out + 2 * j + 1, n_diag);
@@ -102,7 +103,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
         out_up = n_up;
         out_diag = n_diag;
         if (lane == 0 && k > 0 && active && (cols - j) % kPublishEvery == 0)
-          publish(my_progress, static_cast<int>(cols - j));
+          publish(my_progress, cols - j);
       }
     }
     if (lane == 0) publish(my_progress, kDone);

@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
 
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
     const int64_t b = ticket / s.strips, k = ticket % s.strips;
-    const int64_t rows = s.rows_of(b), cols = s.cols_of(b);
-    const int64_t row0 = k * kWarp, i = row0 + lane;
+    const int rows = s.rows_of(b), cols = s.cols_of(b);
+    const int row0 = static_cast<int>(k) * kWarp, i = row0 + lane;
     int* my_progress = s.progress + ticket;
     if (row0 >= rows) {
       if (lane == 0) publish(my_progress, kDone);
@@ -70,25 +70,26 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
     int known_above = 0;
-    for (int64_t t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
+    for (int t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
       if (t0 < cols) {
         T column[kWarp];
-        const int64_t j = t0 + lane < cols ? t0 + lane : cols - 1;
+        const int j = t0 + lane < cols ? t0 + lane : cols - 1;
         cost.column(b, row0, rows, j, scratch[warp], column);
 #pragma unroll
         for (int r = 0; r < kWarp; ++r) tiles[warp][parity][r][lane] = column[r];
       }
       double border = inf;  // R(row0 - 1, t0 + lane)
       if (k > 0 && t0 < cols) {
-        if (lane == 0) known_above = wait_for(above_progress, static_cast<int>(min(t0 + kWarp, cols)), known_above);
+        if (lane == 0) known_above = wait_for(above_progress, min(t0 + kWarp, cols), known_above);
         __syncwarp();
         if (t0 + lane < cols) border = __ldcg(ring_in + t0 + lane);
       }
       __syncwarp();
+      auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
-        const int64_t t = t0 + step, j = t - lane;
+        const int t = t0 + step, j = t - lane;
         double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
         const double border_j = __shfl_sync(kFullMask, border, step);
         if (lane == 0) up = border_j;
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
             r = static_cast<double>(c) + rmin - a.gamma * static_cast<double>(fast_log(sum));
             w = State::encode(ed, eu, el, C(1) / sum);
           }
-          st[t * kWarp] = w;
+          chunk_state[step * kWarp] = w;
           if (lane == kWarp - 1 && feeds_below) __stcg(ring_out + j, r);
           if (i == rows - 1 && j == cols - 1) a.values[b] = static_cast<T>(r);
           left = r;
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         diag = up;
         out = r;
         if (lane == kWarp - 1 && feeds_below && active && (j + 1) % kPublishEvery == 0)
-          publish(my_progress, static_cast<int>(j + 1));
+          publish(my_progress, j + 1);
       }
       __syncwarp();
     }

@@ -27,11 +27,10 @@ struct Schedule {
   int* progress;  // one per strip (batch * strips)
 
   __device__ int64_t total() const { return batch * strips; }
-  __device__ int64_t rows_of(int64_t b) const { return x_len ? x_len[b] : n; }
-  __device__ int64_t cols_of(int64_t b) const { return y_len ? y_len[b] : m; }
-  __device__ bool in_band(int64_t i, int64_t j) const {
-    return bandwidth < 0 || (i > j ? i - j : j - i) <= bandwidth;
-  }
+  // Lengths fit in int (validated on the host), so the per-step index math stays 32-bit.
+  __device__ int rows_of(int64_t b) const { return static_cast<int>(x_len ? x_len[b] : n); }
+  __device__ int cols_of(int64_t b) const { return static_cast<int>(y_len ? y_len[b] : m); }
+  __device__ bool in_band(int i, int j) const { return bandwidth < 0 || abs(i - j) <= bandwidth; }
 };
 
 __device__ inline int64_t take_ticket(unsigned long long* counter) {

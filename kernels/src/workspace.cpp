@@ -25,6 +25,7 @@ void validate(const Problem& p) {
   else if (p.m < 1) msg << "m (length of y) must be >= 1 (got " << p.m << ")";
   else if (p.dim < 1) msg << "dim must be >= 1 (got " << p.dim << ")";
   else if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) msg << "gamma must be finite and > 0 (got " << p.gamma << ")";
+  else if (p.n > std::numeric_limits<int>::max() - 64) msg << "n must be < 2^31 - 64 (got " << p.n << ")";
   else if (p.m > std::numeric_limits<int>::max() - 64) msg << "m must be < 2^31 - 64 (got " << p.m << ")";
   else if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
     msg << "bandwidth " << p.bandwidth << " leaves no alignment path for n = " << p.n << ", m = " << p.m

@@ -23,13 +23,12 @@ struct PrecomputedCost {
 
 // ||x_i - y_j||^2 from x (batch x n x dim) and y (batch x m x dim), never stored: each lane holds
 // a slice of y_j in registers while the strip's slice of x is broadcast from shared memory.
-template <typename T>
+template <typename T, int kSlice = 16>
 struct SqEuclideanCost {
   const T* x;
   const T* y;
   int64_t n, m, dim;
 
-  static constexpr int kSlice = 16;
   struct Scratch {
     T x[kStripRows][kSlice];
   };
