@@ -9,11 +9,13 @@ mkdir -p "$out"
 skip=""
 bench_filter="."
 tests=""
+exclude=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --skip) skip=$2; shift 2 ;;
     --bench-filter) bench_filter=$2; shift 2 ;;
     --tests) tests=$2; shift 2 ;;
+    --exclude) exclude=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +32,7 @@ summary+=("build: ok in $(( $(date +%s) - t0 )) s")
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
 ctest_args=(--test-dir build-gpu --output-on-failure --timeout 600 -j 4)
 [ -n "$tests" ] && ctest_args+=(-R "$tests")
+[ -n "$exclude" ] && ctest_args+=(-E "$exclude")
 ctest "${ctest_args[@]}" >"$out/ctest.log" 2>&1
 summary+=("ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)")
 grep -hE "^\[ accuracy \]" build-gpu/Testing/Temporary/LastTest.log >"$out/accuracy.txt" 2>/dev/null || true
@@ -37,6 +40,13 @@ if [ -x build-gpu/kernels/bench/sdtw_kernels_bench ] && [ "$bench_filter" != "no
   build-gpu/kernels/bench/sdtw_kernels_bench --benchmark_filter="$bench_filter" --benchmark_counters_tabular=true \
     --benchmark_out="$out/kernels_bench.json" --benchmark_out_format=json >"$out/kernels_bench.txt" 2>&1
   summary+=("bench: exit $?")
+fi
+if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
+  for fused in true false; do
+    PYTHONPATH=torch/python SDTW_TORCH_LIBRARY=build-gpu/torch/libsdtw_torch.so \
+      python3 examples/train.py --device cuda --fused $fused >"$out/train_fused_$fused.txt" 2>&1
+    summary+=("train fused=$fused: exit $? $(tail -1 "$out/train_fused_$fused.txt")")
+  done
 fi
 echo "---- failed tests"; grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/ctest.log" | head -30
 echo "---- accuracy"; cat "$out/accuracy.txt"
