@@ -20,11 +20,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 export TORCH_CUDA_ARCH_LIST=9.0
+git rev-parse HEAD >"$out/commit.txt" 2>/dev/null || echo unknown >"$out/commit.txt"
+git status --porcelain | grep -q . && echo dirty >>"$out/commit.txt"
+date -u +%Y-%m-%d >"$out/date.txt"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
 summary=()
 t0=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" "-DSDTW_SKIP_PARTS=$skip" >"$out/configure.log" 2>&1 \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" "-DSDTW_SKIP_PARTS=$skip" -DSDTW_PYTHON="$(command -v python3)" >"$out/configure.log" 2>&1 \
   || { tail -40 "$out/configure.log"; exit 1; }
 grep "sdtw:" "$out/configure.log"
 cmake --build build-gpu -j 16 -- -k 0 >"$out/build.log" 2>&1 || { echo "---- BUILD ERRORS"; grep -E "error|FAILED" -A3 "$out/build.log" | head -40; }
@@ -38,7 +41,7 @@ summary+=("ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail 
 grep -hE "^\[ accuracy \]" build-gpu/Testing/Temporary/LastTest.log >"$out/accuracy.txt" 2>/dev/null || true
 if [ -x build-gpu/kernels/bench/sdtw_kernels_bench ] && [ "$bench_filter" != "none" ]; then
   build-gpu/kernels/bench/sdtw_kernels_bench --benchmark_filter="$bench_filter" --benchmark_counters_tabular=true \
-    --benchmark_out="$out/kernels_bench.json" --benchmark_out_format=json >"$out/kernels_bench.txt" 2>&1
+    --benchmark_repetitions="${SDTW_BENCH_REPS:-1}" --benchmark_out="$out/kernels_bench.json" --benchmark_out_format=json >"$out/kernels_bench.txt" 2>&1
   summary+=("bench: exit $?")
 fi
 if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
