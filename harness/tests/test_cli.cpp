@@ -25,7 +25,7 @@ namespace {
 const std::string kExe = SDTW_BENCH_EXE;
 const std::string kConfigs = SDTW_BENCH_CONFIGS;
 
-class Cli : public ::testing::Test {
+class BenchCli : public ::testing::Test {
  public:
   void SetUp() override {
     dir = fs::temp_directory_path() / ("sdtw_bench_cli_" + std::to_string(::getpid()) + "_" +
@@ -54,7 +54,7 @@ std::vector<std::string> keys(const Table& t) {
   return k;
 }
 
-size_t points_in(Cli& c, const std::string& config) {
+size_t points_in(BenchCli& c, const std::string& config) {
   EXPECT_EQ(c.bench("--sweep " + config + " --dry-run"), 0) << c.out;
   return static_cast<size_t>(std::count(c.out.begin(), c.out.end(), '\n') - 1);
 }
@@ -72,7 +72,7 @@ void expect_complete(const Table& t, size_t n) {
 
 }  // namespace
 
-TEST_F(Cli, HelpForEverySubcommand) {
+TEST_F(BenchCli, HelpForEverySubcommand) {
   EXPECT_EQ(bench("--help"), 0);
   EXPECT_NE(out.find("--sweep"), std::string::npos);
   for (const char* sub : {"sweep", "check", "profile", "compare", "eval", "merge", "table", "list"}) {
@@ -83,14 +83,14 @@ TEST_F(Cli, HelpForEverySubcommand) {
   EXPECT_NE(out.find("reference_cpu"), std::string::npos);
 }
 
-TEST_F(Cli, ConfigErrorNamesLineAndKey) {
+TEST_F(BenchCli, ConfigErrorNamesLineAndKey) {
   std::ofstream(p("bad.yaml")) << "grids:\n  - impl: reference_cpu\n    B: 1\n    N: 8\n    D: 1\n    gama: 2\n";
   EXPECT_EQ(bench("--sweep " + p("bad.yaml") + " --out " + p("o")), 2);
   EXPECT_NE(out.find("bad.yaml:6: key 'gama'"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(p("o/bad.csv")));
 }
 
-TEST_F(Cli, LimitThenTornRowThenResume) {
+TEST_F(BenchCli, LimitThenTornRowThenResume) {
   const std::string cfg = kConfigs + "/ci.yaml";
   const size_t n = points_in(*this, cfg);
   ASSERT_GT(n, 4u);
@@ -113,7 +113,7 @@ TEST_F(Cli, LimitThenTornRowThenResume) {
   EXPECT_NE(out.find("median ms"), std::string::npos) << out;
 }
 
-TEST_F(Cli, SigkillMidSweepThenResume) {
+TEST_F(BenchCli, SigkillMidSweepThenResume) {
   // Enough work that the kill lands mid-sweep: 24 float64-reference points of ~10 ms each.
   std::ofstream(p("kill.yaml")) << "name: kill\nsettings:\n  reps: 2\ngrids:\n  - impl: reference_cpu\n"
                                    "    B: 4\n    N: {from: 100, to: 123, step: 1}\n    D: 4\n";
@@ -149,7 +149,7 @@ TEST_F(Cli, SigkillMidSweepThenResume) {
   }
 }
 
-TEST_F(Cli, ShardsMergeToTheWholeAndCompare) {
+TEST_F(BenchCli, ShardsMergeToTheWholeAndCompare) {
   const std::string cfg = kConfigs + "/ci.yaml";
   const size_t n = points_in(*this, cfg);
   ASSERT_EQ(bench("--sweep " + cfg + " --out " + p("whole") + " --no-table"), 0) << out;
@@ -172,7 +172,7 @@ TEST_F(Cli, ShardsMergeToTheWholeAndCompare) {
   EXPECT_NE(out.find("reference_cpu"), std::string::npos) << out;
 }
 
-TEST_F(Cli, EvalKnownValue) {
+TEST_F(BenchCli, EvalKnownValue) {
   std::ofstream(p("x.csv")) << "0\n1\n";
   std::ofstream(p("y.csv")) << "0\n";
   // One path: D = [0, 1], sdtw = 1 exactly for any gamma.

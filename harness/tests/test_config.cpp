@@ -40,7 +40,7 @@ grids:
 
 }  // namespace
 
-TEST(Config, CartesianProductInOrder) {
+TEST(BenchConfig, CartesianProductInOrder) {
   const auto cfg = parse_config(kGood, "good.yaml");
   EXPECT_EQ(cfg.name, "t");
   EXPECT_EQ(cfg.settings.reps, 3);
@@ -55,7 +55,7 @@ TEST(Config, CartesianProductInOrder) {
   for (size_t i = 0; i < cfg.points.size(); ++i) EXPECT_EQ(cfg.points[i].index, static_cast<int64_t>(i));
 }
 
-TEST(Config, DefaultsAndDuplicatesAcrossGrids) {
+TEST(BenchConfig, DefaultsAndDuplicatesAcrossGrids) {
   const auto cfg = parse_config(R"(defaults:
   impl: reference_cpu
   D: 2
@@ -77,7 +77,7 @@ grids:
   EXPECT_EQ(cfg.points[0].device, "cpu");
 }
 
-TEST(Config, DeviceAxisFiltersFixedDeviceImplementations) {
+TEST(BenchConfig, DeviceAxisFiltersFixedDeviceImplementations) {
   const auto cfg = parse_config(R"(grids:
   - impl: [ours_cpu, maghoumi, reference_cpu]
     device: cpu
@@ -92,7 +92,7 @@ TEST(Config, DeviceAxisFiltersFixedDeviceImplementations) {
   EXPECT_EQ(*cfg.points[1].bandwidth, 2);
 }
 
-TEST(Config, ShippedConfigsParse) {
+TEST(BenchConfig, ShippedConfigsParse) {
   const auto paper = load_config(configs("paper.yaml"));
   EXPECT_EQ(paper.name, "paper");
   // seed grid 2*4*2 + length 6 + dimension 6, minus B=32 N=256 D=128 listed twice, times 3 impls
@@ -117,18 +117,18 @@ TEST(Config, ShippedConfigsParse) {
   EXPECT_EQ(max_n, 65536);
 }
 
-TEST(Config, RejectsSyntaxError) { expect_error("grids:\n  - impl: [ours_fused\n    B: 1\n", 3, "(syntax)"); }
+TEST(BenchConfig, RejectsSyntaxError) { expect_error("grids:\n  - impl: [ours_fused\n    B: 1\n", 3, "(syntax)"); }
 
-TEST(Config, RejectsUnknownKeyWithLine) {
+TEST(BenchConfig, RejectsUnknownKeyWithLine) {
   const auto msg = expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    gama: 0.1\n", 6, "gama");
   EXPECT_NE(msg.find("unknown key"), std::string::npos);
 }
 
-TEST(Config, RejectsUnknownSetting) { expect_error("settings:\n  repz: 3\ngrids: []\n", 2, "repz"); }
+TEST(BenchConfig, RejectsUnknownSetting) { expect_error("settings:\n  repz: 3\ngrids: []\n", 2, "repz"); }
 
-TEST(Config, RejectsDuplicateKey) { expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    B: 2\n    N: 8\n    D: 1\n", 4, "B"); }
+TEST(BenchConfig, RejectsDuplicateKey) { expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    B: 2\n    N: 8\n    D: 1\n", 4, "B"); }
 
-TEST(Config, RejectsBadValues) {
+TEST(BenchConfig, RejectsBadValues) {
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: [8, 0]\n    D: 1\n", 4, "N");
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: x\n", 5, "D");
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    gamma: -1\n", 6, "gamma");
@@ -139,14 +139,14 @@ TEST(Config, RejectsBadValues) {
   expect_error("grids:\n  - impl: ours_fused\n    B: []\n    N: 8\n    D: 1\n", 3, "B");
 }
 
-TEST(Config, RejectsBadRanges) {
+TEST(BenchConfig, RejectsBadRanges) {
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 64, to: 8, mul: 2}\n    D: 1\n", 4, "N.to");
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 8, to: 64, mul: 1}\n    D: 1\n", 4, "N.mul");
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 8, to: 64}\n    D: 1\n", 4, "N");
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: {from: 8, to: 64, mul: 2, sep: 1}\n    D: 1\n", 4, "sep");
 }
 
-TEST(Config, RejectsContradictions) {
+TEST(BenchConfig, RejectsContradictions) {
   // The band cannot reach the end cell when |N - M| > bandwidth.
   const auto msg = expect_error(
       "grids:\n  - impl: ours_fused\n    B: 1\n    N: 100\n    M: 50\n    D: 1\n    bandwidth: [null, 10]\n", 7,
@@ -162,12 +162,12 @@ TEST(Config, RejectsContradictions) {
                7, "name");
 }
 
-TEST(Config, RejectsMissingOrEmptyGrids) {
+TEST(BenchConfig, RejectsMissingOrEmptyGrids) {
   expect_error("name: x\n", 1, "grids");
   expect_error("grids: []\n", 1, "grids");
 }
 
-TEST(Config, FileErrorsNameThePath) {
+TEST(BenchConfig, FileErrorsNameThePath) {
   try {
     load_config(std::string(SDTW_BENCH_TEST_DATA) + "/bad_band.yaml");
     FAIL() << "no error";

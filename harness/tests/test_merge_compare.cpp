@@ -40,7 +40,7 @@ Table table(const std::vector<Result>& rs) {
 
 }  // namespace
 
-TEST(Compare, VerdictsFromSpreads) {
+TEST(BenchCompare, VerdictsFromSpreads) {
   const Table a = table({row("ours_fused", 128, 10, 9, 11, 100), row("ours_fused", 512, 10, 9, 11, 100),
                          row("ours_fused", 1024, 10, 9, 11, 100), row("ours_fused", 2048, 10, 9, 11, 100),
                          row("maghoumi", 128, 5, 4, 6, 50), row("maghoumi", 4096, 0, 0, 0, std::nullopt, 0, "not_supported")});
@@ -74,14 +74,14 @@ TEST(Compare, VerdictsFromSpreads) {
   EXPECT_NE(text.find("1 faster, 2 slower, 1 same"), std::string::npos) << text;
 }
 
-TEST(Compare, FileAgainstItselfIsAllSame) {
+TEST(BenchCompare, FileAgainstItselfIsAllSame) {
   const Table a = table({row("ours_fused", 128, 10, 9, 11, 100), row("ours_unfused", 128, 3, 2, 4, 10)});
   const auto rep = compare_tables(a, a);
   EXPECT_EQ(rep.same, 2u);
   EXPECT_EQ(rep.faster + rep.slower + rep.more_memory + rep.less_memory, 0u);
 }
 
-TEST(Merge, OrderedByPointDedupFirstWins) {
+TEST(BenchMerge, OrderedByPointDedupFirstWins) {
   const Table s1 = table({row("a_impl", 8, 1, 1, 1, 1, 0), row("a_impl", 32, 1, 1, 1, 1, 2)});
   const Table s2 = table({row("a_impl", 16, 2, 2, 2, 2, 1), row("a_impl", 8, 9, 9, 9, 9, 0)});
   const Table m = merge_tables({s2, s1});

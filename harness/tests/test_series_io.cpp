@@ -34,7 +34,7 @@ void write_npy(const std::string& path, const std::string& descr, const std::str
 
 }  // namespace
 
-TEST(SeriesIO, Npy2DFloat32And1DFloat64) {
+TEST(BenchSeriesIO, Npy2DFloat32And1DFloat64) {
   const auto a = tmp("a.npy"), b = tmp("b.npy");
   write_npy<float>(a, "<f4", "(3, 2)", {1, 2, 3, 4, 5, 6.5f});
   write_npy<double>(b, "<f8", "(4,)", {0.25, -1, 2, 3});
@@ -54,7 +54,7 @@ TEST(SeriesIO, Npy2DFloat32And1DFloat64) {
   std::filesystem::remove(b);
 }
 
-TEST(SeriesIO, CsvWithAndWithoutHeader) {
+TEST(BenchSeriesIO, CsvWithAndWithoutHeader) {
   const auto a = tmp("a.csv");
   {
     std::ofstream(a) << "t0,t1\n1,2\n3,4\n";
@@ -80,7 +80,7 @@ TEST(SeriesIO, CsvWithAndWithoutHeader) {
   std::filesystem::remove(a);
 }
 
-TEST(Csv, QuotingRoundTrip) {
+TEST(BenchCsv, QuotingRoundTrip) {
   const std::vector<std::string> fields = {"plain", "with,comma", "with \"quotes\"", "two\nlines", ""};
   const auto t = parse_csv(csv_line({"a", "b", "c", "d", "e"}) + csv_line(fields), "mem");
   ASSERT_EQ(t.rows.size(), 1u);
@@ -90,7 +90,7 @@ TEST(Csv, QuotingRoundTrip) {
   EXPECT_THROW(parse_csv("a,b\n1,2\n3", "mem", false), std::runtime_error);  // wrong width
 }
 
-TEST(Metadata, HashAndSlug) {
+TEST(BenchMetadata, HashAndSlug) {
   EXPECT_EQ(fnv1a64_hex(""), "cbf29ce484222325");
   EXPECT_EQ(fnv1a64_hex("a"), "af63dc4c8601ec8c");
   EXPECT_EQ(gpu_slug("NVIDIA H100 80GB HBM3"), "h100");

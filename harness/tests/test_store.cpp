@@ -48,7 +48,7 @@ Result fake_result(const Point& p) {
   return r;
 }
 
-class TempDir : public ::testing::Test {
+class BenchStore : public ::testing::Test {
  protected:
   void SetUp() override {
     dir = fs::temp_directory_path() / ("sdtw_bench_test_" + std::to_string(::getpid()) + "_" +
@@ -69,7 +69,7 @@ std::vector<std::string> keys_of(const Table& t) {
 
 }  // namespace
 
-TEST_F(TempDir, RowsAreWrittenAsPointsFinish) {
+TEST_F(BenchStore, RowsAreWrittenAsPointsFinish) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   ResultsStore store(path("fake.csv"), path("fake.json"), {{"gpu", nullptr}}, false);
   size_t calls = 0;
@@ -83,7 +83,7 @@ TEST_F(TempDir, RowsAreWrittenAsPointsFinish) {
   EXPECT_EQ(read_csv(path("fake.csv")).rows.size(), cfg.points.size());
 }
 
-TEST_F(TempDir, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
+TEST_F(BenchStore, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   const size_t total = cfg.points.size();
   const size_t k = 7;
@@ -135,7 +135,7 @@ TEST_F(TempDir, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
   EXPECT_EQ(sum.skipped, total);
 }
 
-TEST_F(TempDir, LimitStopsAndResumes) {
+TEST_F(BenchStore, LimitStopsAndResumes) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   for (int round = 0; round < 10; ++round) {
     ResultsStore store(path("f.csv"), path("f.json"), {}, false);
@@ -147,7 +147,7 @@ TEST_F(TempDir, LimitStopsAndResumes) {
   EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), cfg.points.size());
 }
 
-TEST_F(TempDir, FreshStartsOverAndSchemaMismatchIsAnError) {
+TEST_F(BenchStore, FreshStartsOverAndSchemaMismatchIsAnError) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
     ResultsStore store(path("f.csv"), path("f.json"), {}, false);
@@ -164,7 +164,7 @@ TEST_F(TempDir, FreshStartsOverAndSchemaMismatchIsAnError) {
   EXPECT_THROW(ResultsStore(path("other.csv"), path("other.json"), {}, false), std::runtime_error);
 }
 
-TEST_F(TempDir, ShardsMergedEqualTheWhole) {
+TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
     ResultsStore whole(path("whole.csv"), path("whole.json"), {}, false);
@@ -192,7 +192,7 @@ TEST_F(TempDir, ShardsMergedEqualTheWhole) {
   EXPECT_EQ(j["runs"].size(), 4u);
 }
 
-TEST_F(TempDir, CsvAndJsonSchema) {
+TEST_F(BenchStore, CsvAndJsonSchema) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
     ResultsStore store(path("f.csv"), path("f.json"), {{"gpu", "none"}, {"config_hash", "fnv1a64:0"}}, false);
@@ -233,7 +233,7 @@ TEST_F(TempDir, CsvAndJsonSchema) {
   for (const auto& c : expected) EXPECT_TRUE(row.contains(c)) << c;
 }
 
-TEST(Sweep, ParseShard) {
+TEST(BenchSweep, ParseShard) {
   EXPECT_EQ(parse_shard("2/4").k, 2);
   EXPECT_EQ(parse_shard("2/4").n, 4);
   EXPECT_THROW(parse_shard("0/4"), std::invalid_argument);
