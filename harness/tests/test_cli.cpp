@@ -14,39 +14,18 @@
 #include <set>
 #include <thread>
 
+#include "cli_fixture.hpp"
 #include "csv.hpp"
 #include "row.hpp"
 
 using namespace sdtw::bench;
-namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kExe = SDTW_BENCH_EXE;
 const std::string kConfigs = SDTW_BENCH_CONFIGS;
-
-class BenchCli : public ::testing::Test {
- public:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("sdtw_bench_cli_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir);
-  }
-  // Runs the executable with `args`, returns its exit status; output in `out`.
-  int bench(const std::string& args) {
-    const auto log = (dir / "log.txt").string();
-    const int rc = std::system((kExe + " " + args + " > '" + log + "' 2>&1").c_str());
-    out = read_file(log);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  }
-  std::string p(const std::string& f) const { return (dir / f).string(); }
-  fs::path dir;
-  std::string out;
-};
+using BenchCli = sdtw::bench::test_support::BenchCliFixture;
+using sdtw::bench::test_support::kExe;
+namespace fs = std::filesystem;
 
 std::vector<std::string> keys(const Table& t) {
   std::vector<std::string> k;

@@ -1,0 +1,42 @@
+#pragma once
+// The fixture of the end-to-end tests: a temporary directory and a way to run sdtw-bench in it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "csv.hpp"
+
+namespace sdtw::bench::test_support {
+
+namespace fs = std::filesystem;
+
+inline const std::string kExe = SDTW_BENCH_EXE;
+
+class BenchCliFixture : public ::testing::Test {
+ public:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("sdtw_bench_cli_" + std::to_string(::getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir);
+  }
+  // Runs the executable with `args`, returns its exit status; output in `out`.
+  int bench(const std::string& args) {
+    const auto log = (dir / "log.txt").string();
+    const int rc = std::system((kExe + " " + args + " > '" + log + "' 2>&1").c_str());
+    out = read_file(log);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  std::string p(const std::string& f) const { return (dir / f).string(); }
+  fs::path dir;
+  std::string out;
+};
+
+}  // namespace sdtw::bench::test_support

@@ -1,0 +1,88 @@
+// End to end on the GPU (label gpu; skipped without one): ours fused and unfused and the Maghoumi
+// baseline through a small sweep (every row passed, CUDA-event times, allocator peaks, device
+// metadata), Maghoumi's length limit as not_supported, profile, and eval on CUDA against the CPU.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <regex>
+
+#include "cli_fixture.hpp"
+#include "csv.hpp"
+
+using namespace sdtw::bench;
+using BenchGpu = sdtw::bench::test_support::BenchCliFixture;
+
+namespace {
+
+bool have_gpu(BenchGpu& t) { return t.bench("list") == 0 && t.out.find("GPU: none") == std::string::npos; }
+
+double sdtw_value(const std::string& out) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("sdtw = ([-+0-9.eE]+)"))) return std::nan("");
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+TEST_F(BenchGpu, SmallSweepPassesWithTimesAndPeaks) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  std::ofstream(p("gpu.yaml")) << "name: gpu\nsettings:\n  reps: 3\ngrids:\n"
+                                  "  - impl: [ours_fused, ours_unfused, maghoumi]\n    B: [1, 4]\n    N: [64, 200]\n"
+                                  "    D: [1, 16]\n"
+                                  "  - impl: [ours_fused, ours_unfused, maghoumi]\n    B: 3\n    N: 150\n    M: 130\n"
+                                  "    D: 8\n    gamma: 0.1\n    bandwidth: [null, 25]\n"
+                                  "  - name: too-long\n    impl: maghoumi\n    B: 1\n    N: 4096\n    D: 2\n";
+  ASSERT_EQ(bench("--sweep " + p("gpu.yaml") + " --out " + p("r")), 0) << out;
+  const Table t = read_csv(p("r/gpu.csv"));
+  ASSERT_EQ(t.rows.size(), 3u * 8u + 3u * 2u + 1u) << out;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string what = t.at(r, "impl") + " N=" + t.at(r, "N") + ": " + t.at(r, "message");
+    if (t.at(r, "N") == "4096") {
+      EXPECT_EQ(t.at(r, "disposition"), "not_supported") << what;
+      continue;
+    }
+    EXPECT_EQ(t.at(r, "disposition"), "passed") << what;
+    EXPECT_EQ(t.at(r, "device"), "cuda");
+    EXPECT_GT(std::stod(t.at(r, "time_ms_min")), 0.0) << what;
+    EXPECT_LE(std::stod(t.at(r, "time_ms_min")), std::stod(t.at(r, "time_ms_median")));
+    EXPECT_LE(std::stod(t.at(r, "time_ms_median")), std::stod(t.at(r, "time_ms_max")));
+    // The peak includes at least the leaf inputs and their gradients.
+    const double B = std::stod(t.at(r, "B")), N = std::stod(t.at(r, "N")), M = std::stod(t.at(r, "M")),
+                 D = std::stod(t.at(r, "D"));
+    EXPECT_GE(std::stod(t.at(r, "peak_mb")) * 1024 * 1024, 2 * 4 * B * (N + M) * D) << what;
+  }
+  const auto j = nlohmann::json::parse(read_file(p("r/gpu.json")));
+  EXPECT_FALSE(j["metadata"]["gpu"].is_null());
+  EXPECT_FALSE(j["metadata"]["cuda_runtime"].is_null());
+  EXPECT_FALSE(j["metadata"]["driver"].is_null());
+}
+
+TEST_F(BenchGpu, ProfileRuns) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  for (const char* impl : {"ours_fused", "ours_unfused", "maghoumi"}) {
+    EXPECT_EQ(bench(std::string("profile --impl ") + impl + " -B 2 -N 128 -D 8 --reps 2 --warmup 1"), 0) << out;
+    EXPECT_NE(out.find("rep 2:"), std::string::npos) << out;
+  }
+}
+
+TEST_F(BenchGpu, EvalOnCudaMatchesCpu) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  {
+    std::ofstream x(p("x.csv")), y(p("y.csv"));
+    for (int i = 0; i < 50; ++i) x << std::sin(0.1 * i) << "," << std::cos(0.2 * i) << "\n";
+    for (int i = 0; i < 40; ++i) y << std::sin(0.12 * i + 0.3) << "," << std::cos(0.25 * i) << "\n";
+  }
+  ASSERT_EQ(bench("eval " + p("x.csv") + " " + p("y.csv") + " --impl reference_cpu --gamma 0.1"), 0) << out;
+  const double ref = sdtw_value(out);
+  for (const char* impl : {"ours_fused", "ours_unfused"}) {
+    ASSERT_EQ(bench("eval " + p("x.csv") + " " + p("y.csv") + " --device cuda --dtype float32 --gamma 0.1 --grad --impl " +
+                    impl + " --grad-x-out " + p("gx.csv")),
+              0)
+        << out;
+    EXPECT_NEAR(sdtw_value(out), ref, 1e-5 * std::max(1.0, std::abs(ref))) << impl << "\n" << out;
+  }
+}
