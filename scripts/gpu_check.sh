@@ -20,19 +20,20 @@ while [ $# -gt 0 ]; do
   esac
 done
 export TORCH_CUDA_ARCH_LIST=9.0
-git rev-parse HEAD >"$out/commit.txt" 2>/dev/null || echo unknown >"$out/commit.txt"
-git status --porcelain | grep -q . && echo dirty >>"$out/commit.txt"
-date -u +%Y-%m-%d >"$out/date.txt"
+{
+  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git status --porcelain 2>/dev/null | grep -q . && echo ' (dirty)')"
+  echo "date: $(date -u +%Y-%m-%d)"
+} >"$out/meta.txt"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
 summary=()
 t0=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" "-DSDTW_SKIP_PARTS=$skip" -DSDTW_PYTHON="$(command -v python3)" >"$out/configure.log" 2>&1 \
-  || { tail -40 "$out/configure.log"; exit 1; }
-grep "sdtw:" "$out/configure.log"
-cmake --build build-gpu -j 16 -- -k 0 >"$out/build.log" 2>&1 || { echo "---- BUILD ERRORS"; grep -E "error|FAILED" -A3 "$out/build.log" | head -40; }
+  -DCMAKE_PREFIX_PATH="$torch_prefix" "-DSDTW_SKIP_PARTS=$skip" -DSDTW_PYTHON="$(command -v python3)" >"$out/build.log" 2>&1 \
+  || { tail -40 "$out/build.log"; exit 1; }
+grep "sdtw:" "$out/build.log"
+cmake --build build-gpu -j 16 -- -k 0 >>"$out/build.log" 2>&1 || { echo "---- BUILD ERRORS"; grep -E "error|FAILED" -A3 "$out/build.log" | head -40; }
 summary+=("build: ok in $(( $(date +%s) - t0 )) s")
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt" 2>&1
+echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)" >>"$out/meta.txt"
 ctest_args=(--test-dir build-gpu --output-on-failure --timeout 600 -j 4)
 [ -n "$tests" ] && ctest_args+=(-R "$tests")
 [ -n "$exclude" ] && ctest_args+=(-E "$exclude")
@@ -47,14 +48,14 @@ fi
 if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
   for fused in true false; do
     PYTHONPATH=torch/python SDTW_TORCH_LIBRARY=build-gpu/torch/libsdtw_torch.so \
-      python3 examples/train.py --device cuda --fused $fused >"$out/train_fused_$fused.txt" 2>&1
-    summary+=("train fused=$fused: exit $? $(tail -1 "$out/train_fused_$fused.txt")")
+      python3 examples/train.py --device cuda --fused $fused >>"$out/train.txt" 2>&1
+    summary+=("train fused=$fused: exit $? $(tail -1 "$out/train.txt")")
   done
 fi
 echo "---- failed tests"; grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/ctest.log" | head -30
 echo "---- accuracy"; cat "$out/accuracy.txt"
 echo "---- bench"; grep -E "BM_|Benchmark" "$out/kernels_bench.txt" 2>/dev/null | cut -c1-160
-echo "---- summary"; cat "$out/gpu.txt"; printf '%s\n' "${summary[@]}"
+echo "---- summary"; cat "$out/meta.txt"; printf '%s\n' "${summary[@]}"
 if [ -n "${SDTW_NCU:-}" ] && command -v ncu >/dev/null; then
   echo "---- ncu"
   ncu --kernel-name regex:"forward_kernel|backward_kernel|jacobian" --launch-skip 3 --launch-count 4 \
