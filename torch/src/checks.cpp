@@ -109,34 +109,6 @@ void check_floating(const at::Tensor& t, const char* name) {
 
 }  // namespace
 
-void check_on_cpu(const at::Tensor& t, const char* name) {
-  if (!t.defined()) return;
-  TORCH_CHECK(t.is_cpu(), name, " must be on the CPU for the CPU implementation (got ", t.device(),
-              "): all tensor arguments must be on the same device");
-}
-
-void check_on_cuda(const at::Tensor& t, const char* name, const c10::optional<at::Device>& device) {
-  if (!t.defined()) return;
-  TORCH_CHECK(t.is_cuda(), name, " must be on a CUDA device for the CUDA implementation (got ", t.device(),
-              "): all tensor arguments must be on the same device");
-  if (device.has_value())
-    TORCH_CHECK(t.device() == *device, name, " must be on ", *device, " (got ", t.device(),
-                "): all tensor arguments must be on the same device");
-}
-
-void check_lengths_on_cpu(const c10::optional<at::Tensor>& lengths, const char* name) {
-  if (lengths.has_value() && lengths->defined())
-    TORCH_CHECK(lengths->is_cpu(), name, " must be on the CPU or on the device of the inputs (cpu), but it is on ",
-                lengths->device());
-}
-
-void check_lengths_device(const c10::optional<at::Tensor>& lengths, const char* name, const at::Device& device) {
-  if (lengths.has_value() && lengths->defined())
-    TORCH_CHECK(lengths->is_cpu() || lengths->device() == device, name,
-                " must be on the CPU or on the device of the inputs (", device, "), but it is on ",
-                lengths->device());
-}
-
 at::ScalarType compute_dtype(at::ScalarType input) {
   return input == at::kDouble ? at::kDouble : at::kFloat;
 }
@@ -210,7 +182,6 @@ at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarTyp
                     dvalues.defined() ? dvalues.sizes() : at::IntArrayRef{}, ")");
   TORCH_CHECK(dvalues.device() == p.a.device(), "dvalues must be on ", p.a.device(), " (got ", dvalues.device(),
               ")");
-  check_floating(dvalues, "dvalues");
   return dvalues.reshape({p.batch}).to(compute).contiguous();
 }
 

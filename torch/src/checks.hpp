@@ -35,19 +35,6 @@ Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, i
 // The shapes and devices of x and y only (used by pairwise_cost before it computes D).
 Pair check_xy(const at::Tensor& x, const at::Tensor& y);
 
-// Where a kernel's tensors must live. Called first in every kernel, before anything reads data:
-// the dispatcher picks the kernel of the highest backend among all tensor arguments (CUDA for a
-// mix of CPU and CUDA tensors), so a kernel cannot assume that its arguments are on its backend.
-//   check_on_cpu: t (when defined) is on the CPU.
-//   check_on_cuda: t (when defined) is on a CUDA device and, when `device` is given, on that one.
-// Both throw (RuntimeError in Python) naming the argument; undefined tensors are left to the
-// shape checks. Lengths may be on the CPU in the CUDA kernels: see check_lengths_device.
-void check_on_cpu(const at::Tensor& t, const char* name);
-void check_on_cuda(const at::Tensor& t, const char* name, const c10::optional<at::Device>& device);
-void check_lengths_on_cpu(const c10::optional<at::Tensor>& lengths, const char* name);
-// CUDA kernels: lengths on the CPU, or on `device`.
-void check_lengths_device(const c10::optional<at::Tensor>& lengths, const char* name, const at::Device& device);
-
 // dvalues must hold one number per pair: shape (B,) or () for unbatched inputs.
 at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute);
 

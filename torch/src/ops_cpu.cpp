@@ -84,9 +84,6 @@ std::string lower(c10::string_view s) {
 std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
                                                     const c10::optional<at::Tensor>& x_lengths,
                                                     const c10::optional<at::Tensor>& y_lengths) {
-  check_on_cpu(D, "D");
-  check_lengths_on_cpu(x_lengths, "x_lengths");
-  check_lengths_on_cpu(y_lengths, "y_lengths");
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
   auto [values, E] = reference_cost(p.a.to(at::kDouble).contiguous(), p, gamma, bandwidth);
@@ -96,11 +93,6 @@ std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double 
 at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
                              int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
                              const c10::optional<at::Tensor>& y_lengths) {
-  check_on_cpu(dvalues, "dvalues");
-  check_on_cpu(D, "D");
-  check_on_cpu(state, "state");
-  check_lengths_on_cpu(x_lengths, "x_lengths");
-  check_lengths_on_cpu(y_lengths, "y_lengths");
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
   check_state(state, p);
@@ -112,10 +104,6 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cpu(const at::Tensor& x, 
                                                            int64_t bandwidth,
                                                            const c10::optional<at::Tensor>& x_lengths,
                                                            const c10::optional<at::Tensor>& y_lengths) {
-  check_on_cpu(x, "x");
-  check_on_cpu(y, "y");
-  check_lengths_on_cpu(x_lengths, "x_lengths");
-  check_lengths_on_cpu(y_lengths, "y_lengths");
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
   // Exact float64 distances (cdist without the matmul shortcut, then squared).
@@ -130,12 +118,6 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
                                                             double gamma, int64_t bandwidth,
                                                             const c10::optional<at::Tensor>& x_lengths,
                                                             const c10::optional<at::Tensor>& y_lengths) {
-  check_on_cpu(dvalues, "dvalues");
-  check_on_cpu(x, "x");
-  check_on_cpu(y, "y");
-  check_on_cpu(state, "state");
-  check_lengths_on_cpu(x_lengths, "x_lengths");
-  check_lengths_on_cpu(y_lengths, "y_lengths");
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
   check_state(state, p);

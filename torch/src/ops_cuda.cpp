@@ -7,9 +7,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
-#include <initializer_list>
 #include <stdexcept>
-#include <utility>
 
 #include "checks.hpp"
 #include "ops_internal.hpp"
@@ -17,24 +15,6 @@
 
 namespace sdtw::ops::detail {
 namespace {
-
-// Every tensor argument of a CUDA kernel on the CUDA device of `first` (lengths: there or on the
-// CPU), checked before the device guard and before anything reads data.
-at::Device check_cuda_devices(const at::Tensor& first, const char* first_name,
-                              std::initializer_list<std::pair<const at::Tensor*, const char*>> others,
-                              const c10::optional<at::Tensor>& x_lengths,
-                              const c10::optional<at::Tensor>& y_lengths) {
-  TORCH_CHECK_VALUE(first.defined(), first_name, " must be a defined tensor");
-  check_on_cuda(first, first_name, c10::nullopt);
-  const at::Device device = first.device();
-  for (const auto& [t, name] : others) {
-    TORCH_CHECK_VALUE(t->defined(), name, " must be a defined tensor");
-    check_on_cuda(*t, name, device);
-  }
-  check_lengths_device(x_lengths, "x_lengths", device);
-  check_lengths_device(y_lengths, "y_lengths", device);
-  return device;
-}
 
 kernels::Problem make_problem(const Pair& p, double gamma, int64_t bandwidth) {
   kernels::Problem problem;
@@ -81,9 +61,8 @@ void check_state(const at::Tensor& state, const Pair& p, const kernels::Problem&
 std::tuple<at::Tensor, at::Tensor> cost_forward_cuda(const at::Tensor& D, double gamma, int64_t bandwidth,
                                                      const c10::optional<at::Tensor>& x_lengths,
                                                      const c10::optional<at::Tensor>& y_lengths) {
-  const at::Device device = check_cuda_devices(D, "D", {}, x_lengths, y_lengths);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(device);
+  const c10::cuda::CUDAGuard device_guard(D.device());
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const at::Tensor Dc = p.a.to(compute).contiguous();
@@ -107,10 +86,8 @@ std::tuple<at::Tensor, at::Tensor> cost_forward_cuda(const at::Tensor& D, double
 at::Tensor cost_backward_cuda(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
                               int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
                               const c10::optional<at::Tensor>& y_lengths) {
-  const at::Device device =
-      check_cuda_devices(D, "D", {{&dvalues, "dvalues"}, {&state, "state"}}, x_lengths, y_lengths);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(device);
+  const c10::cuda::CUDAGuard device_guard(D.device());
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
@@ -134,9 +111,8 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cuda(const at::Tensor& x,
                                                             int64_t bandwidth,
                                                             const c10::optional<at::Tensor>& x_lengths,
                                                             const c10::optional<at::Tensor>& y_lengths) {
-  const at::Device device = check_cuda_devices(x, "x", {{&y, "y"}}, x_lengths, y_lengths);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(device);
+  const c10::cuda::CUDAGuard device_guard(x.device());
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
@@ -162,10 +138,8 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
                                                              double gamma, int64_t bandwidth,
                                                              const c10::optional<at::Tensor>& x_lengths,
                                                              const c10::optional<at::Tensor>& y_lengths) {
-  const at::Device device = check_cuda_devices(
-      x, "x", {{&y, "y"}, {&dvalues, "dvalues"}, {&state, "state"}}, x_lengths, y_lengths);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(device);
+  const c10::cuda::CUDAGuard device_guard(x.device());
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);

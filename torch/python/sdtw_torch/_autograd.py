@@ -9,7 +9,7 @@ because the CUDA backward overwrites the saved state.
 import torch
 from torch.autograd.function import once_differentiable
 
-from . import _checks, _library
+from . import _library
 
 NEW_API = hasattr(torch.library, "register_autograd") and hasattr(torch.library, "register_fake")
 _ops = torch.ops.sdtw
@@ -103,10 +103,10 @@ if NEW_API:
             torch.empty_like(y, memory_format=torch.contiguous_format),
         )
 
-    def _cost(D, gamma, bandwidth, x_lengths, y_lengths):
+    def cost(D, gamma, bandwidth, x_lengths, y_lengths):
         return _ops.cost_forward(D, gamma, bandwidth, x_lengths, y_lengths)[0]
 
-    def _sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths):
+    def sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths):
         return _ops.sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths)[0]
 
 else:
@@ -135,20 +135,8 @@ else:
         def backward(ctx, dvalues):
             return _sqeuclidean_backward(ctx, dvalues)
 
-    def _cost(D, gamma, bandwidth, x_lengths, y_lengths):
+    def cost(D, gamma, bandwidth, x_lengths, y_lengths):
         return _CostFunction.apply(D, gamma, bandwidth, x_lengths, y_lengths)
 
-    def _sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths):
+    def sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths):
         return _SqEuclideanFunction.apply(x, y, gamma, bandwidth, x_lengths, y_lengths)
-
-
-# Both paths validate the arguments in Python first (shapes, dtypes, devices, CPU lengths), so that
-# a bad call raises here and never reaches an operator kernel.
-def cost(D, gamma, bandwidth, x_lengths, y_lengths):
-    _checks.check_cost_call(D, bandwidth, x_lengths, y_lengths)
-    return _cost(D, gamma, bandwidth, x_lengths, y_lengths)
-
-
-def sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths):
-    _checks.check_sqeuclidean_call(x, y, bandwidth, x_lengths, y_lengths)
-    return _sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths)
