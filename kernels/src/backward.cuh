@@ -25,22 +25,17 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
   const Schedule& s = a.s;
 
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
-    const int64_t b = ticket / s.strips, order = ticket % s.strips, k = s.strips - 1 - order;
-    const int64_t strip = b * s.strips + k;
-    const int rows = s.rows_of(b), cols = s.cols_of(b);
-    const int row0 = static_cast<int>(k) * kWarp, i = row0 + lane;
+    Strip strip;
+    if (!begin_strip(s, ticket, true, strip)) continue;
+    const int64_t b = strip.b, k = strip.k, state_strip = b * s.strips + k;
+    const int rows = strip.rows, cols = strip.cols, row0 = strip.row0, i = row0 + lane;
     int* my_progress = s.progress + ticket;
-    if (row0 >= rows) {
-      if (lane == 0) publish(my_progress, kDone);
-      continue;
-    }
-    const int64_t slot = claim_slot(s, ticket, order);
     const bool row_ok = i < rows;
     const bool fed_from_below = row0 + kWarp < rows;
-    C* ring_out = a.ring + slot * s.m * 2;
-    const C* ring_in = a.ring + previous_slot(s, ticket, order) * s.m * 2;
+    C* ring_out = a.ring + strip.slot * s.m * 2;
+    const C* ring_in = a.ring + strip.previous * s.m * 2;
     int* below_progress = s.progress + ticket - 1;
-    auto* st = a.state + state_index(strip, s.m, 0, lane);
+    auto* st = a.state + state_index(state_strip, s.m, 0, lane);
     T* E_row = a.dense_E ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
     const C dvalue = static_cast<C>(a.dvalues[b]);
 

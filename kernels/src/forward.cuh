@@ -50,19 +50,15 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   const Schedule& s = a.s;
 
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
-    const int64_t b = ticket / s.strips, k = ticket % s.strips;
-    const int rows = s.rows_of(b), cols = s.cols_of(b);
-    const int row0 = static_cast<int>(k) * kWarp, i = row0 + lane;
+    Strip strip;
+    if (!begin_strip(s, ticket, false, strip)) continue;
+    const int64_t b = strip.b, k = strip.k;
+    const int rows = strip.rows, cols = strip.cols, row0 = strip.row0, i = row0 + lane;
     int* my_progress = s.progress + ticket;
-    if (row0 >= rows) {
-      if (lane == 0) publish(my_progress, kDone);
-      continue;
-    }
-    const int64_t slot = claim_slot(s, ticket, k);
     const bool row_ok = i < rows;
     const bool feeds_below = row0 + kWarp < rows;
-    double* ring_out = a.ring + slot * s.m;
-    const double* ring_in = a.ring + previous_slot(s, ticket, k) * s.m;
+    double* ring_out = a.ring + strip.slot * s.m;
+    const double* ring_in = a.ring + strip.previous * s.m;
     int* above_progress = s.progress + ticket - 1;
     auto* st = a.state + state_index(ticket, s.m, 0, lane);
 

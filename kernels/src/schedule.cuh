@@ -70,4 +70,31 @@ __device__ inline int64_t previous_slot(const Schedule& s, int64_t ticket, int64
   return (ticket / s.strips) * s.ring_slots + (order + s.ring_slots - 1) % s.ring_slots;
 }
 
+// What a warp knows about the strip its ticket names. `order` is the strip's position in its
+// pair's work order; the forward walks strips top-down (k = order), the backward bottom-up.
+struct Strip {
+  int64_t ticket, b, order, k;
+  int rows, cols, row0;
+  int64_t slot, previous;  // ring slots written and read (previous is valid when order > 0)
+};
+
+// Fills `strip` for the ticket; returns false (after marking the strip done) when the strip lies
+// wholly below the pair's last row and has nothing to do.
+__device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
+  strip.ticket = ticket;
+  strip.b = ticket / s.strips;
+  strip.order = ticket % s.strips;
+  strip.k = bottom_up ? s.strips - 1 - strip.order : strip.order;
+  strip.rows = s.rows_of(strip.b);
+  strip.cols = s.cols_of(strip.b);
+  strip.row0 = static_cast<int>(strip.k) * kWarp;
+  if (strip.row0 >= strip.rows) {
+    if ((threadIdx.x & 31) == 0) publish(s.progress + ticket, kDone);
+    return false;
+  }
+  strip.slot = claim_slot(s, ticket, strip.order);
+  strip.previous = previous_slot(s, ticket, strip.order);
+  return true;
+}
+
 }  // namespace sdtw::kernels::detail

@@ -29,7 +29,6 @@ WorkspaceLayout layout_for(const Problem& p) {
   return detail::workspace_layout(p, sizeof(typename CellState<T>::Word), ring_column);
 }
 
-template <typename T>
 detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
   auto* base = static_cast<char*>(workspace);
   return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len, p.bandwidth,
@@ -37,10 +36,9 @@ detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* 
 }
 
 // Resets the ticket and the progress counters: memset nodes, so graph replays start clean.
-void reset_scratch(const Problem& p, const WorkspaceLayout& w, void* workspace, cudaStream_t stream) {
+void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t stream) {
   auto* base = static_cast<char*>(workspace);
   check(cudaMemsetAsync(base + w.ticket, 0, w.ring - w.ticket, stream), "cudaMemsetAsync(scratch)");
-  (void)p;
 }
 
 // Persistent grid: enough resident blocks to fill the device, never more than the strips need.
@@ -62,9 +60,9 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   require(values, "values");
   require(workspace, "workspace");
   const WorkspaceLayout w = layout_for<T>(p);
-  reset_scratch(p, w, workspace, stream);
+  reset_scratch(w, workspace, stream);
   auto* base = static_cast<char*>(workspace);
-  detail::ForwardArgs<T> args{schedule_for<T>(p, w, workspace), p.gamma, values,
+  detail::ForwardArgs<T> args{schedule_for(p, w, workspace), p.gamma, values,
                               reinterpret_cast<typename CellState<T>::Word*>(base + w.state),
                               reinterpret_cast<double*>(base + w.ring)};
   auto kernel = detail::forward_kernel<T, Cost>;
@@ -78,9 +76,9 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
   require(workspace, "workspace");
   using C = typename CellState<T>::Compute;
   const WorkspaceLayout w = layout_for<T>(p);
-  reset_scratch(p, w, workspace, stream);
+  reset_scratch(w, workspace, stream);
   auto* base = static_cast<char*>(workspace);
-  detail::BackwardArgs<T> args{schedule_for<T>(p, w, workspace), dvalues,
+  detail::BackwardArgs<T> args{schedule_for(p, w, workspace), dvalues,
                                reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
                                reinterpret_cast<C*>(base + w.ring)};
   auto kernel = detail::backward_kernel<T>;
