@@ -1,0 +1,223 @@
+"""Loads result files into one tidy table of points: one row per implementation and (B, N, D),
+with the GPU it ran on, peak MB, ms, whether it counts (ok) and, when not, why."""
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+SWEEP_COLUMNS = ["grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "normalize",
+                 "disposition", "time_ms_median", "peak_mb", "grad_err", "message"]
+ACCURACY_COLUMNS = ["impl", "device", "N", "gamma", "grad_err", "status"]
+PUBLISHED_GPU = "GPU not stated"
+POINT_COLUMNS = ["impl", "source", "gpu", "B", "N", "D", "ms", "peak_mb", "ok", "reason"]
+
+# Display names; the seed paper's own implementation is softdtw-cuda-torch, never "ours".
+LABELS = {
+    "ours_fused": "ours, fused",
+    "ours_unfused": "ours, unfused",
+    "maghoumi": "Maghoumi scheme, our reimpl.",
+    "ours_cpu@cpu": "ours, CPU",
+    "maghoumi@cpu": "Maghoumi scheme, our reimpl., CPU",
+    "peer:maghoumi": "pytorch-softdtw-cuda (Maghoumi)",
+    "peer:bgu_unfused": "softdtw-cuda-torch, unfused",
+    "peer:bgu_fused": "softdtw-cuda-torch, fused",
+}
+DISPOSITION_WORDS = {"failed": "failed verification", "not_supported": "not supported",
+                     "out_of_memory": "out of memory", "error": "error"}
+
+
+def label(impl):
+    if impl.startswith("pub:"):
+        return LABELS.get("peer:" + impl[4:], impl[4:]) + ", published"
+    if impl in LABELS:
+        return LABELS[impl]
+    base, _, device = impl.partition("@")
+    name = LABELS.get(base, base)
+    return f"{name} ({device})" if device else name
+
+
+def _require(df, columns, path):
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}")
+
+
+def load_metadata(csv_path):
+    """GPU, commit and date of a sweep, from the .json beside it; a commit the JSON does not know
+    is taken from the README table of the same folder (the device copy has no .git)."""
+    csv_path = Path(csv_path)
+    meta = {}
+    json_path = csv_path.with_suffix(".json")
+    if json_path.exists():
+        meta = json.loads(json_path.read_text()).get("metadata", {})
+    commit = meta.get("git_commit") or "unknown"
+    if commit == "unknown":
+        commit = _commit_from_readme(csv_path) or "unknown"
+    return {"gpu": meta.get("gpu") or "unknown GPU", "commit": commit, "date": (meta.get("date") or "unknown date")[:10],
+            "torch": meta.get("torch", "unknown"), "driver": meta.get("driver", "unknown"),
+            "sweep": meta.get("sweep", csv_path.stem)}
+
+
+def _commit_from_readme(csv_path):
+    readme = csv_path.parent / "README.md"
+    if not readme.exists():
+        return None
+    for line in readme.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 1 and csv_path.name in cells[0]:
+            match = re.match(r"`?([0-9a-f]{7,40})\b", cells[-1])
+            return match.group(1) if match else None
+    return None
+
+
+def load_sweep(csv_path):
+    """An sdtw-bench sweep, validated, one row per distinct point (grids may repeat a point)."""
+    df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
+    _require(df, SWEEP_COLUMNS, csv_path)
+    bad = set(df["disposition"]) - {"passed"} - set(DISPOSITION_WORDS)
+    if bad:
+        raise ValueError(f"{csv_path}: unknown dispositions {sorted(bad)}")
+    df["message"] = df["message"].fillna("").astype(str)
+    df = df.drop_duplicates(subset=["impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "normalize"])
+    return df.reset_index(drop=True)
+
+
+def sweep_setting(df):
+    """The most common (dtype, gamma, bandwidth, normalize) with N == M: the figures compare like with like."""
+    square = df[df["N"] == df["M"]]
+    keys = ["dtype", "gamma", "bandwidth", "normalize"]
+    counts = square.groupby(keys, dropna=False).size().sort_values(ascending=False)
+    setting = dict(zip(keys, counts.index[0]))
+    mask = (df["N"] == df["M"])
+    for k, v in setting.items():
+        mask &= df[k].isna() if isinstance(v, float) and math.isnan(v) else (df[k] == v)
+    return setting, df[mask]
+
+
+def _reason(disposition, message):
+    word = DISPOSITION_WORDS[disposition]
+    return f"{word} ({message})" if message else word
+
+
+def sweep_points(df, gpu):
+    rows = []
+    for r in df.itertuples():
+        ok = r.disposition == "passed"
+        impl = r.impl if r.device == "cuda" else f"{r.impl}@{r.device}"
+        rows.append({"impl": impl, "source": "ours" if r.impl.startswith("ours") else "reproduced",
+                     "gpu": gpu if r.device == "cuda" else "CPU", "B": r.B, "N": r.N, "D": r.D,
+                     "ms": r.time_ms_median, "peak_mb": r.peak_mb, "ok": ok,
+                     "reason": "" if ok else _reason(r.disposition, r.message)})
+    return pd.DataFrame(rows, columns=POINT_COLUMNS)
+
+
+def peer_points(paths, gpu):
+    """The original peers re-measured (impl,B,N,D,peak_mb,ms,note); nan with a note is a failed run."""
+    frames = [pd.read_csv(p) for p in paths]
+    df = pd.concat(frames).drop_duplicates(subset=["impl", "B", "N", "D"])
+    _require(df, ["impl", "B", "N", "D", "peak_mb", "ms", "note"], paths)
+    rows = []
+    for r in df.itertuples():
+        ok = not (pd.isna(r.peak_mb) or pd.isna(r.ms))
+        note = "" if pd.isna(r.note) else str(r.note)
+        reason = "" if ok else "error (" + (_short_error(note) or "no value") + ")"
+        rows.append({"impl": "peer:" + r.impl, "source": "reproduced", "gpu": gpu, "B": r.B, "N": r.N, "D": r.D,
+                     "ms": r.ms, "peak_mb": r.peak_mb, "ok": ok, "reason": reason})
+    return pd.DataFrame(rows, columns=POINT_COLUMNS)
+
+
+def _short_error(note):
+    match = re.search(r"CUDA_ERROR_[A-Z_]+", note)
+    return match.group(0) if match else note
+
+
+def published_points(path):
+    """The seed paper's table, wide (maghoumi_mb, ours_unfused_mb, ...) to tidy; its "ours" is softdtw-cuda-torch."""
+    df = pd.read_csv(path)
+    names = {"maghoumi": "pub:maghoumi", "ours_unfused": "pub:bgu_unfused", "ours_fused": "pub:bgu_fused"}
+    _require(df, ["B", "N", "D"] + [f"{k}_{u}" for k in names for u in ("mb", "ms")], path)
+    rows = []
+    for r in df.to_dict("records"):
+        for key, impl in names.items():
+            mb, ms = r[f"{key}_mb"], r[f"{key}_ms"]
+            ok = not (pd.isna(mb) or pd.isna(ms))
+            rows.append({"impl": impl, "source": "published", "gpu": PUBLISHED_GPU, "B": r["B"], "N": r["N"],
+                         "D": r["D"], "ms": ms, "peak_mb": mb, "ok": ok,
+                         "reason": "" if ok else "not reported (NaN in the published table)"})
+    return pd.DataFrame(rows, columns=POINT_COLUMNS)
+
+
+def load_accuracy(csv_path):
+    """`sdtw-bench check --accuracy-csv`: one row per implementation, device, N and gamma."""
+    df = pd.read_csv(csv_path)
+    _require(df, ACCURACY_COLUMNS, csv_path)
+    df["impl"] = [i if d == "cuda" else f"{i}@{d}" for i, d in zip(df["impl"], df["device"])]
+    df["ok"] = (df["status"] == "ok") & df["grad_err"].apply(lambda e: pd.notna(e) and math.isfinite(e))
+    df["reason"] = ["" if ok else (s.replace("_", " ") if s != "ok" else "non-finite error")
+                    for ok, s in zip(df["ok"], df["status"])]
+    return df
+
+
+def load_peer_accuracy(csv_path):
+    """DESIGN.md section 3 as CSV (impl,N,gamma,grad_err,note): the peers' gradient error."""
+    df = pd.read_csv(csv_path)
+    _require(df, ["impl", "N", "gamma", "grad_err", "note"], csv_path)
+    df["impl"] = "peer:" + df["impl"]
+    df["ok"] = df["grad_err"].notna()
+    df["reason"] = df["note"].fillna("").astype(str)
+    return df
+
+
+def find_point(points, impl, b, n, d):
+    """The one row of impl at (B, N, D), or None."""
+    hit = points[(points["impl"] == impl) & (points["B"] == b) & (points["N"] == n) & (points["D"] == d)]
+    return None if hit.empty else hit.iloc[0]
+
+
+def point_ratio(points, base, ours, bnd, field):
+    """(base / ours, "") at one (B, N, D), or (None, why) when either did not pass or was not measured."""
+    def one(impl):
+        r = find_point(points, impl, *bnd)
+        if r is None:
+            return None, "not measured"
+        return (r[field], "") if r["ok"] else (None, r["reason"])
+    (bv, why_base), (ov, why_ours) = one(base), one(ours)
+    if bv is None or ov is None:
+        return None, why_base or f"ours: {why_ours}"
+    return bv / ov, ""
+
+
+class Results:
+    """Everything the paper draws from: our sweep, its metadata, the peers and the published table."""
+
+    def __init__(self, sweep_csv, accuracy_csv=None, published_dir=None):
+        self.sweep_csv = Path(sweep_csv)
+        self.meta = load_metadata(sweep_csv)
+        self.sweep = load_sweep(sweep_csv)
+        self.setting, self.square = sweep_setting(self.sweep)
+        self.ours = sweep_points(self.square, self.meta["gpu"])
+        self.accuracy = load_accuracy(accuracy_csv) if accuracy_csv else None
+        pub = Path(published_dir) if published_dir else None
+        peer_files = [pub / "h100-peers-seed-grid.csv", pub / "h100-peers-more.csv"] if pub else []
+        peer_files = [p for p in peer_files if p.exists()]
+        self.peer_gpu = "NVIDIA H100 80GB"
+        self.peers = peer_points(peer_files, self.peer_gpu) if peer_files else pd.DataFrame(columns=POINT_COLUMNS)
+        table = pub / "published-sdtw-cuda-torch.csv" if pub else None
+        self.published = published_points(table) if table and table.exists() else pd.DataFrame(columns=POINT_COLUMNS)
+        acc = pub / "peers-grad-accuracy.csv" if pub else None
+        self.peer_accuracy = load_peer_accuracy(acc) if acc and acc.exists() else None
+
+    def grid(self, name):
+        """Our sweep's (B, N, D) points of one grid, in sweep order."""
+        rows = self.square[self.square["grid"] == name]
+        return list(dict.fromkeys(zip(rows["B"], rows["N"], rows["D"])))
+
+    def all_points(self):
+        return pd.concat([self.ours, self.peers, self.published], ignore_index=True)
+
+    def stamp(self):
+        m = self.meta
+        return f"{m['gpu']} · commit {m['commit']} · {m['date']} · {self.sweep_csv.name}"

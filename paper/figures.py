@@ -1,0 +1,268 @@
+"""The paper's figures (matplotlib, PNG and PDF): memory and runtime against length and dimension,
+our speed-up and memory saving over each baseline, and gradient error against gamma and length.
+A point that is missing or did not pass is never drawn as a value: it is a cross on the bottom
+edge of its panel, and the caption says why."""
+import textwrap
+from collections import OrderedDict
+
+import matplotlib
+import pandas as pd
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter, ScalarFormatter  # noqa: E402
+
+from data import label, point_ratio  # noqa: E402
+
+STYLES = {
+    "ours_fused": ("tab:blue", "o", "-"),
+    "ours_unfused": ("tab:cyan", "s", "-"),
+    "ours_cpu@cpu": ("tab:gray", "D", "-"),
+    "maghoumi": ("tab:red", "^", "-"),
+    "maghoumi@cpu": ("salmon", "v", "-"),
+    "peer:maghoumi": ("tab:orange", "^", "--"),
+    "peer:bgu_unfused": ("tab:green", "s", "--"),
+    "peer:bgu_fused": ("tab:purple", "o", "--"),
+    "pub:maghoumi": ("tab:orange", "^", ":"),
+    "pub:bgu_unfused": ("tab:green", "s", ":"),
+    "pub:bgu_fused": ("tab:purple", "o", ":"),
+}
+SPARE = ["tab:brown", "tab:pink", "tab:olive", "black"]
+WIDTH, PANEL_H, TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.75, 0.2
+CAPTION_CHARS, CAPTION_LINE_H = 185, 0.135
+
+
+def style(impl, markers_only=False):
+    if impl not in STYLES:
+        STYLES[impl] = (SPARE[len(STYLES) % len(SPARE)], "x", "-.")
+    color, marker, line = STYLES[impl]
+    if markers_only:
+        return {"color": color, "marker": marker, "linestyle": "none", "markersize": 6, "markerfacecolor": "none"}
+    return {"color": color, "marker": marker, "linestyle": line, "markersize": 4, "linewidth": 1.3}
+
+
+class Gaps:
+    """The points a figure could not draw: (impl, point, reason), for its caption."""
+
+    def __init__(self):
+        self.items = OrderedDict()
+
+    def add(self, impl, where, reason):
+        points = self.items.setdefault(impl, OrderedDict()).setdefault(reason, [])
+        if where not in points:
+            points.append(where)
+
+    def caption(self):
+        if not self.items:
+            return "No point is missing."
+        parts = []
+        for impl, reasons in self.items.items():
+            said = "; ".join(f"{reason} at {compact(points)}" for reason, points in reasons.items())
+            parts.append(f"{label(impl)}: {said}")
+        return "Missing (× on the bottom edge, no value drawn): " + "; ".join(parts) + "."
+
+
+def compact(points):
+    """Points (tuples of (name, value)) as "N = 1024, D in {1, 64}" when they form a full product."""
+    names = [n for n, _ in points[0]]
+    values = [list(dict.fromkeys(p[i][1] for p in points)) for i in range(len(names))]
+    size = 1
+    for v in values:
+        size *= len(v)
+    if size == len(points):
+        return ", ".join(f"{n} = {v[0]:g}" if len(v) == 1 else f"{n} in {{{', '.join(f'{x:g}' for x in v)}}}"
+                         for n, v in zip(names, values))
+    return ", ".join("(" + " ".join(f"{n}={v:g}" for n, v in p) + ")" for p in points)
+
+
+def draw(ax, impl, xs, values, gaps, where, markers_only=False):
+    """One implementation's line; None values are missing: a cross at the bottom of the panel.
+    values: list of (value, reason) with value None when missing; where(x): the point, for the caption.
+    Each implementation with crosses in a panel gets its own height (lane) so crosses do not overlap."""
+    kw = style(impl, markers_only)
+    # NaN, not a skipped point: the line breaks at a missing point instead of bridging it.
+    ys = [float("nan") if v is None else v for v, _ in values]
+    line = None
+    if any(v is not None for v, _ in values):
+        line, = ax.plot(xs, ys, label=label(impl), **kw)
+    for x, (v, reason) in zip(xs, values):
+        if v is None:
+            lanes = ax.__dict__.setdefault("sdtw_lanes", {})
+            lane = lanes.setdefault(impl, len(lanes))
+            ax.plot([x], [0.03 + 0.045 * lane], transform=ax.get_xaxis_transform(), marker="x", color=kw["color"],
+                    markersize=6, linestyle="none", clip_on=False)
+            gaps.add(impl, where(x), reason)
+    return line
+
+
+def log_axes(ax, xs, xlabel, ylabel, base=2):
+    """Log-log panel with the measured x values as ticks; the y label only where tick labels show."""
+    ax.set_xscale("log", base=base)
+    ax.set_yscale("log")
+    ax.set_xticks(xs)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_locator(LogLocator(subs="auto"))
+    ax.set_xlabel(xlabel)
+    if ax.get_subplotspec().is_first_col() or not ax.get_shared_y_axes().get_siblings(ax)[1:]:
+        ax.set_ylabel(ylabel)
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def finish(fig, axes, title, stamp, caption, legend_impls, markers_only=()):
+    """Title, stamp (GPU, commit, date), one legend for the figure, and the caption under it."""
+    handles = [Line2D([], [], label=label(i), **style(i, i in markers_only)) for i in legend_impls]
+    ncol = min(len(handles), 4)
+    head_h = TITLE_H + LEGEND_ROW_H * -(-len(handles) // ncol)
+    wrapped = textwrap.fill(caption, CAPTION_CHARS)
+    cap_h = CAPTION_LINE_H * (wrapped.count("\n") + 1) + 0.15
+    w, h = fig.get_size_inches()
+    h += cap_h + head_h
+    fig.set_size_inches(w, h)
+    fig.subplots_adjust(top=1 - head_h / h, bottom=(cap_h + 0.5) / h, left=0.07, right=0.98, hspace=0.55, wspace=0.3)
+    fig.suptitle(title, y=1 - 0.08 / h, va="top", fontsize=11)
+    fig.text(0.5, 1 - 0.36 / h, stamp, ha="center", va="top", fontsize=8, color="0.3")
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.5 / h), ncol=ncol,
+               fontsize=8, frameon=False)
+    fig.text(0.01, 0.08 / h, wrapped, ha="left", va="bottom", fontsize=7.5, family="sans-serif")
+    return fig
+
+
+def new_figure(nrows, ncols, sharey=False):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(WIDTH, PANEL_H * nrows), squeeze=False,
+                             sharey="row" if sharey else False)
+    return fig, axes
+
+
+def sweep_axis(results, axis, fixed):
+    """Peak MB and ms against one axis (N or D) at the other two fixed, every implementation
+    that has a point there (ours, our reimplementation, the peers re-run, the published table)."""
+    pts = results.all_points()
+    for k, v in fixed.items():
+        pts = pts[pts[k] == v]
+    xs = sorted(set(pts[axis]))
+    impls = list(dict.fromkeys(pts["impl"]))
+    fig, axes = new_figure(1, 2)
+    gaps = Gaps()
+    name = {"N": "sequence length N = M", "D": "feature dimension D"}[axis]
+    for ax, field, ylabel in zip(axes[0], ["peak_mb", "ms"], ["peak memory (MB)", "forward + backward (ms)"]):
+        for impl in impls:
+            rows = pts[pts["impl"] == impl].set_index(axis)
+            values = []
+            for x in xs:
+                r = rows.loc[x] if x in rows.index else None
+                values.append((r[field], "") if r is not None and r["ok"] else
+                              (None, "not measured" if r is None else r["reason"]))
+            draw(ax, impl, xs, values, gaps if field == "ms" else Gaps(), lambda x: ((axis, x),))
+        log_axes(ax, xs, name, ylabel)
+    fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
+    caption = (f"Forward + backward of sum(sdtw(x, y)), float32, gamma = {results.setting['gamma']}, {fixed_text}. "
+               f"Ours and our Maghoumi reimplementation: {results.meta['gpu']}; the original codes (dashed): "
+               f"re-run on an {results.peer_gpu}. Failed verification counts as missing. " + gaps.caption())
+    title = f"Peak memory and runtime against {name} ({fixed_text})"
+    return finish(fig, axes, title, results.stamp(), caption, impls)
+
+
+def speedup(results):
+    """Our fused speed-up and memory saving (baseline / ours, x) over each baseline measured on the
+    same GPU model, on the seed paper's grid: one panel per (B, D), N along x."""
+    pts = results.all_points()
+    ours = "ours_fused"
+    baselines = [i for i in ["maghoumi", "peer:maghoumi", "peer:bgu_unfused", "peer:bgu_fused", "ours_unfused"]
+                 if i in set(pts["impl"])]
+    keys = results.grid("seed-grid")
+    combos = list(dict.fromkeys((b, d) for b, _, d in keys))
+    fig, axes = new_figure(2, max(len(combos), 1))
+    gaps = Gaps()
+    for col, (b, d) in enumerate(combos):
+        xs = sorted({n for bb, n, dd in keys if (bb, dd) == (b, d)})
+        for row, (field, ylabel) in enumerate([("ms", "speed-up (×)"), ("peak_mb", "memory saving (×)")]):
+            ax = axes[row][col]
+            for base in baselines:
+                values = [point_ratio(pts, base, ours, (b, n, d), field) for n in xs]
+                draw(ax, base, xs, values, gaps if row == 0 else Gaps(), lambda n: (("B", b), ("N", n), ("D", d)))
+            ax.axhline(1.0, color="0.4", linewidth=0.8)
+            log_axes(ax, xs, "sequence length N = M", ylabel)
+            ax.set_title(f"B = {b}, D = {d}", fontsize=9)
+    caption = (f"Ratio baseline / ours fused (above 1: ours is faster or smaller), ours on {results.meta['gpu']}. "
+               f"Baselines: our Maghoumi reimplementation (same GPU), the original codes re-run on an "
+               f"{results.peer_gpu} (dashed), and our own unfused path. The published numbers are left out here "
+               "(their GPU is not stated). " + gaps.caption())
+    return finish(fig, axes, "Our speed-up and memory saving over each baseline (seed paper's grid)",
+                  results.stamp(), caption, baselines)
+
+
+def grad_error(results):
+    """Relative L2 error of the gradient against the float64 reference: against gamma for each N
+    (top), against N for each gamma (bottom), every implementation of `sdtw-bench check`."""
+    acc = results.accuracy.copy()
+    acc["source"] = "check"
+    frames = [acc[["impl", "N", "gamma", "grad_err", "ok", "reason"]]]
+    if results.peer_accuracy is not None:
+        frames.append(results.peer_accuracy[["impl", "N", "gamma", "grad_err", "ok", "reason"]])
+    rows = pd.concat(frames, ignore_index=True)
+    ns, gammas = sorted(set(acc["N"])), sorted(set(acc["gamma"]), reverse=True)
+    impls = list(dict.fromkeys(rows["impl"]))
+    fig, axes = new_figure(2, max(len(ns), len(gammas)), sharey=True)
+    gaps = Gaps()
+    for top, (fixed, along, panels, xs) in enumerate([("N", "gamma", ns, gammas), ("gamma", "N", gammas, ns)]):
+        for col, v in enumerate(panels):
+            ax = axes[top][col]
+            sub = rows[rows[fixed] == v]
+            for impl in impls:
+                mine = sub[sub["impl"] == impl].set_index(along)
+                here = [x for x in xs if x in mine.index]
+                values = [(mine.loc[x, "grad_err"], "") if mine.loc[x, "ok"] else (None, mine.loc[x, "reason"])
+                          for x in here]
+                if here:
+                    draw(ax, impl, here, values, gaps if top == 0 else Gaps(),
+                         lambda x, v=v: tuple(sorted(((fixed, v), (along, x)), key=lambda t: t[0] != "N")),
+                         markers_only=impl.startswith("peer:"))
+            if along == "gamma":
+                log_axes(ax, xs, "gamma", "gradient rel. L2 error", base=10)
+                ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+                ax.invert_xaxis()
+                ax.set_title(f"N = M = {v}", fontsize=9)
+            else:
+                log_axes(ax, xs, "sequence length N = M", "gradient rel. L2 error")
+                ax.set_title(f"gamma = {v:g}", fontsize=9)
+        for col in range(len(panels), axes.shape[1]):
+            axes[top][col].set_visible(False)
+    b = ", ".join(map(str, sorted(set(acc["B"]))))
+    d = ", ".join(map(str, sorted(set(acc["D"]))))
+    caption = (f"Relative L2 error of the gradient w.r.t. x against a float64 reference, float32 inputs, B = {b}, "
+               f"D = {d} (`sdtw-bench check`, ours and our Maghoumi reimplementation on {results.meta['gpu']} and "
+               "on the CPU). Open markers: the original codes as measured in DESIGN.md §3 (its GPU, B and D not stated; "
+               "only the points it lists). " + gaps.caption())
+    peers = [i for i in impls if i.startswith("peer:")]
+    return finish(fig, axes, "Gradient error against gamma and sequence length", results.stamp(), caption, impls,
+                  markers_only=peers)
+
+
+def all_figures(results):
+    """name -> figure, for every figure the data allows."""
+    out = OrderedDict()
+    for axis, grid, fixed_keys in [("N", "length", ("B", "D")), ("D", "dimension", ("B", "N"))]:
+        keys = results.grid(grid)
+        if keys:
+            b, n, d = keys[0]
+            fixed = {k: v for k, v in zip(("B", "N", "D"), (b, n, d)) if k in fixed_keys}
+            out[grid] = sweep_axis(results, axis, fixed)
+    if results.grid("seed-grid"):
+        out["speedup"] = speedup(results)
+    if results.accuracy is not None:
+        out["grad_error"] = grad_error(results)
+    return out
+
+
+def write_figures(results, out_dir):
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figs = all_figures(results)
+    captions = []
+    for name, fig in figs.items():
+        fig.savefig(out_dir / f"{name}.png", dpi=130, metadata={"Software": None})
+        fig.savefig(out_dir / f"{name}.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None})
+        captions.append((name, fig.texts[-1].get_text().replace("\n", " ")))
+        plt.close(fig)
+    return captions

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Rebuilds every table, figure and the report of the paper from results/:
+    python3 paper/make_paper.py [--sweep results/h100/paper.csv] [--accuracy ...] [--published ...] [--out paper]"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from data import ROOT, Results  # noqa: E402
+from figures import write_figures  # noqa: E402
+from report import write_report  # noqa: E402
+from tables import write_tables  # noqa: E402
+
+
+def shown(path):
+    """A path as the report names it: relative to the repository when inside it, so outputs do not
+    depend on where the checkout lives."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sweep", default=ROOT / "results/h100/paper.csv", help="sdtw-bench sweep CSV (.json beside it)")
+    ap.add_argument("--accuracy", default=ROOT / "results/h100/grad-accuracy.csv",
+                    help="sdtw-bench check --accuracy-csv output; 'none' to leave the gradient figure out")
+    ap.add_argument("--published", default=ROOT / "results/published", help="published and re-measured peers")
+    ap.add_argument("--out", default=ROOT / "paper", help="writes tables/, figures/ and report.md here")
+    args = ap.parse_args(argv)
+    accuracy = None if str(args.accuracy) == "none" else args.accuracy
+    results = Results(args.sweep, accuracy, args.published)
+    out = Path(args.out)
+    tables = write_tables(results, out / "tables")
+    captions = write_figures(results, out / "figures")
+    sources = [shown(p) for p in (args.sweep, accuracy, args.published) if p is not None]
+    write_report(results, tables, captions, sources, out / "report.md")
+    print(f"paper: {len(tables)} tables, {len(captions)} figures and report.md under {shown(out)}")
+
+
+if __name__ == "__main__":
+    main()
