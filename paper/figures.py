@@ -5,15 +5,12 @@ edge of its panel, and the caption says why."""
 import textwrap
 from collections import OrderedDict
 
-import matplotlib
+import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter, ScalarFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter, ScalarFormatter  # noqa: E402
-
-from data import label, point_ratio  # noqa: E402
+from data import label, point_ratio
 
 STYLES = {
     "ours_fused": ("tab:blue", "o", "-"),

@@ -5,7 +5,10 @@ import argparse
 import sys
 from pathlib import Path
 
+import matplotlib
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+matplotlib.use("Agg")  # files only; the notebook keeps its inline backend
 
 from data import ROOT, Results  # noqa: E402
 from figures import write_figures  # noqa: E402

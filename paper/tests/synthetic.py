@@ -1,0 +1,67 @@
+"""A small made-up results set with every kind of missing point (failed, not_supported,
+out_of_memory, error), to check that the paper never draws or prints one as a number."""
+import csv
+import json
+
+COLUMNS = ["point", "sweep", "grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "normalize",
+           "disposition", "time_ms_median", "time_ms_min", "time_ms_max", "reps", "peak_mb", "value_err", "grad_err",
+           "value_tol", "grad_tol", "verified", "wall_s", "message"]
+GPU, COMMIT, DATE = "Synthetic GPU 1GB", "abc1234", "2030-01-02T03:04:05Z"
+# (grid, impl, B, N, D, disposition, message): every point not listed here passes.
+NOT_PASSED = {
+    ("seed-grid", "maghoumi", 2, 32, 1): ("not_supported", "synthetic: too long for one block"),
+    ("seed-grid", "ours_unfused", 2, 16, 1): ("failed", "synthetic: gradient off"),
+    ("length", "maghoumi", 2, 64, 4): ("out_of_memory", ""),
+    ("dimension", "ours_fused", 2, 16, 8): ("error", "synthetic: launch error"),
+}
+GRIDS = [("seed-grid", [(2, n, 1) for n in (16, 32)]), ("length", [(2, n, 4) for n in (16, 32, 64)]),
+         ("dimension", [(2, 16, d) for d in (2, 4, 8)])]
+IMPLS = ["ours_fused", "ours_unfused", "maghoumi"]
+
+
+def value(impl, n, d, what):
+    """Distinct, easy-to-check numbers: they depend on the implementation and the point."""
+    scale = {"ours_fused": 1.0, "ours_unfused": 2.0, "maghoumi": 3.0}[impl]
+    return round(scale * (n * 0.01 + d * 0.001) * (1 if what == "ms" else 100), 4)
+
+
+def sweep_rows():
+    rows = []
+    for grid, points in GRIDS:
+        for impl in IMPLS:
+            for b, n, d in points:
+                disposition, message = NOT_PASSED.get((grid, impl, b, n, d), ("passed", ""))
+                timed = disposition in ("passed", "failed")
+                ms, mb = (value(impl, n, d, "ms"), value(impl, n, d, "mb")) if timed else ("", "")
+                rows.append({"point": len(rows), "sweep": "synthetic", "grid": grid, "impl": impl, "device": "cuda",
+                             "dtype": "float32", "B": b, "N": n, "M": n, "D": d, "gamma": 1, "bandwidth": "none",
+                             "normalize": "false", "disposition": disposition, "time_ms_median": ms,
+                             "time_ms_min": ms, "time_ms_max": ms, "reps": 5 if timed else 0, "peak_mb": mb,
+                             "value_err": 1e-7 if timed else "", "grad_err": 1e-6 if timed else "",
+                             "value_tol": 1e-5, "grad_tol": 1e-4, "verified": "2/2", "wall_s": 0.1,
+                             "message": message})
+    return rows
+
+
+def write(folder):
+    """Writes sweep.csv + sweep.json, accuracy.csv and an empty published/ folder; returns their paths."""
+    sweep = folder / "sweep.csv"
+    with open(sweep, "w", newline="") as f:
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        w.writerows(sweep_rows())
+    meta = {"gpu": GPU, "git_commit": COMMIT, "date": DATE, "driver": "1.0", "torch": "0.0", "sweep": "synthetic"}
+    sweep.with_suffix(".json").write_text(json.dumps({"columns": COLUMNS, "metadata": meta, "rows": []}))
+    accuracy = folder / "accuracy.csv"
+    lines = ["impl,device,dtype,B,N,D,gamma,value_err,grad_err,status,seed"]
+    for impl in ("ours_fused", "maghoumi"):
+        for n in (16, 32):
+            for g in (1, 0.1):
+                bad = impl == "maghoumi" and n == 32
+                err = "" if bad else f"{(3e-6 if impl == 'ours_fused' else 3e-2) * n / g:.3e}"
+                lines.append(f"{impl},cuda,float32,2,{n},4,{g},{'' if bad else '1e-8'},{err},"
+                             f"{'not_supported' if bad else 'ok'},1")
+    accuracy.write_text("\n".join(lines) + "\n")
+    published = folder / "published"
+    published.mkdir()
+    return sweep, accuracy, published

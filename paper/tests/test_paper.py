@@ -1,0 +1,206 @@
+"""The paper's scripts on the committed results and on a small synthetic file: the tables hold the
+numbers of the CSV files (read back and compared), missing points are never numbers, the committed
+outputs are what the scripts produce, and the notebook runs top to bottom."""
+import csv
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PAPER = HERE.parent
+ROOT = PAPER.parent
+sys.path[:0] = [str(PAPER), str(HERE)]
+
+import make_paper  # noqa: E402
+import synthetic  # noqa: E402
+from parse_tables import latex_rows, markdown_rows, matches, number  # noqa: E402
+
+TOKENS = {"failed": "fail", "not_supported": "n/s", "out_of_memory": "OOM", "error": "err"}
+SWEEP = ROOT / "results/h100/paper.csv"
+PUBLISHED = ROOT / "results/published"
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def sweep_index(path):
+    """(impl, B, N, D) -> row of the sweep CSV (gamma as in the seed grid, N == M), first one wins."""
+    out = {}
+    for r in read_csv(path):
+        if r["N"] == r["M"]:
+            out.setdefault((r["impl"], int(r["B"]), int(r["N"]), int(r["D"])), r)
+    return out
+
+
+def expect(cell, row, field):
+    """A cell against its CSV row: the number when the point passed, else the disposition's token."""
+    if row is None:
+        assert number(cell) is None, f"{cell} printed for a point that is not in the CSV"
+    elif row["disposition"] == "passed":
+        assert matches(cell, float(row[field])), f"{cell} != {row[field]}"
+    else:
+        assert cell == TOKENS[row["disposition"]], f"{cell} for a point that {row['disposition']}"
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("paper")
+    make_paper.main(["--out", str(out)])
+    return out
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("synthetic")
+    sweep, accuracy, published = synthetic.write(folder)
+    out = folder / "paper"
+    make_paper.main(["--sweep", str(sweep), "--accuracy", str(accuracy), "--published", str(published),
+                     "--out", str(out)])
+    return sweep, out
+
+
+def main_table_cells(path):
+    text = path.read_text()
+    rows = markdown_rows(text)[1] if path.suffix == ".md" else latex_rows(text)
+    return [[c.replace("---", "—") for c in r] for r in rows]
+
+
+def check_main_table(path, sweep_csv):
+    """Each row of the main table against the sweep: MB and ms of Maghoumi, unfused, fused; the saving."""
+    index = sweep_index(sweep_csv)
+    seed = [(int(r["B"]), int(r["N"]), int(r["D"])) for r in read_csv(sweep_csv) if r["grid"] == "seed-grid"]
+    rows = main_table_cells(path)
+    assert [tuple(int(c) for c in r[:3]) for r in rows] == list(dict.fromkeys(seed))
+    impls = ["maghoumi", "ours_unfused", "ours_fused"]
+    for r in rows:
+        b, n, d = (int(c) for c in r[:3])
+        found = [index.get((i, b, n, d)) for i in impls]
+        for k, row in enumerate(found):
+            expect(r[3 + k], row, "peak_mb")
+            expect(r[6 + k], row, "time_ms_median")
+        mag, fused = found[0], found[2]
+        if mag["disposition"] == "passed" and fused["disposition"] == "passed":
+            saving = float(mag["peak_mb"]) - float(fused["peak_mb"])
+            assert matches(r[9], saving) and matches(r[10], 100 * saving / float(mag["peak_mb"]))
+        else:
+            assert number(r[9]) is None and number(r[10]) is None
+    return rows
+
+
+@pytest.mark.parametrize("suffix", [".md", ".tex"])
+def test_main_table_holds_the_sweep(committed, suffix):
+    rows = check_main_table(committed / "tables" / f"main{suffix}", SWEEP)
+    assert len(rows) >= 1
+
+
+@pytest.mark.parametrize("suffix", [".md", ".tex"])
+@pytest.mark.parametrize("field", ["memory", "runtime"])
+def test_comparison_table_holds_every_source(committed, suffix, field):
+    """Columns in order: published (Maghoumi), peer, our reimpl., published unfused, peer unfused,
+    published fused, peer fused, ours unfused, ours fused; each compared with its own CSV."""
+    unit = {"memory": ("mb", "peak_mb", "peak_mb"), "runtime": ("ms", "ms", "time_ms_median")}[field]
+    published = {(int(r["B"]), int(r["N"]), int(r["D"])): r for r in read_csv(PUBLISHED / "published-sdtw-cuda-torch.csv")}
+    peers = {}
+    for name in ("h100-peers-seed-grid.csv", "h100-peers-more.csv"):
+        for r in read_csv(PUBLISHED / name):
+            peers.setdefault((r["impl"], int(r["B"]), int(r["N"]), int(r["D"])), r)
+    ours = sweep_index(SWEEP)
+    rows = main_table_cells(committed / "tables" / f"compare_{field}{suffix}")
+    assert len(rows) == len(published)
+    for r in rows:
+        key = tuple(int(c) for c in r[:3])
+        sources = [("pub", "maghoumi"), ("peer", "maghoumi"), ("ours", "maghoumi"), ("pub", "ours_unfused"),
+                   ("peer", "bgu_unfused"), ("pub", "ours_fused"), ("peer", "bgu_fused"), ("ours", "ours_unfused"),
+                   ("ours", "ours_fused")]
+        for cell, (kind, impl) in zip(r[3:], sources):
+            if kind == "pub":
+                v = published[key][f"{impl}_{unit[0]}"]
+                assert matches(cell, float(v)) if v else number(cell) is None
+            elif kind == "peer":
+                row = peers.get((impl,) + key)
+                v = float(row[unit[1]]) if row else math.nan
+                assert matches(cell, v) if not math.isnan(v) else number(cell) is None
+            else:
+                expect(cell, ours.get((impl,) + key), unit[2])
+
+
+def test_committed_outputs_are_what_the_scripts_make(committed):
+    """paper/ holds what `python3 paper/make_paper.py` makes from the committed results (text exactly;
+    figures by name: PNG bytes depend on the font stack)."""
+    for rel in ["report.md"] + [f"tables/{p.name}" for p in (committed / "tables").iterdir()]:
+        assert (PAPER / rel).read_text() == (committed / rel).read_text(), \
+            f"paper/{rel} is stale: run python3 paper/make_paper.py and commit"
+    assert sorted(p.name for p in (committed / "figures").iterdir()) == \
+        sorted(p.name for p in (PAPER / "figures").iterdir())
+
+
+def test_figures_name_gpu_commit_and_date(committed):
+    report = (committed / "report.md").read_text()
+    assert "NVIDIA H100" in report and "commit" in report
+    for png in (committed / "figures").glob("*.png"):
+        assert png.stat().st_size > 10_000
+        assert png.with_suffix(".pdf").exists()
+
+
+def test_synthetic_main_table_marks_missing_points(synth):
+    sweep, out = synth
+    for suffix in (".md", ".tex"):
+        check_main_table(out / "tables" / f"main{suffix}", sweep)
+    md = (out / "tables/main.md").read_text()
+    assert "n/s = not supported (synthetic: too long for one block)" in md
+    assert "fail = failed verification (synthetic: gradient off)" in md
+    assert "measured 0.32 ms" in md  # what the failed point did measure is in its note
+    assert "Synthetic GPU 1GB" in md and "abc1234" in md and "2030-01-02" in md
+    assert not (out / "tables/compare_memory.md").exists()  # no published numbers given
+
+
+def test_synthetic_figures_leave_missing_points_out(synth):
+    """No missing point is drawn as a value (the line has NaN there, never 0), and each reason is in
+    the caption."""
+    import data
+    import figures
+    sweep, out = synth
+    results = data.Results(sweep, sweep.parent / "accuracy.csv", sweep.parent / "published")
+    figs = figures.all_figures(results)
+    assert set(figs) == {"length", "dimension", "speedup", "grad_error"}
+    missing_x = {"length": ("Maghoumi", 64), "dimension": ("ours, fused", 8)}
+    for name, (who, x) in missing_x.items():
+        lines = [l for ax in figs[name].axes for l in ax.get_lines() if l.get_label().startswith(who)]
+        assert lines
+        for l in lines:
+            xs, ys = list(l.get_xdata()), list(l.get_ydata())
+            assert 0 not in ys
+            assert math.isnan(ys[xs.index(x)])
+    captions = {n: f.texts[-1].get_text().replace("\n", " ") for n, f in figs.items()}
+    assert "out of memory at N = 64" in captions["length"]
+    assert "error (synthetic: launch error) at D = 8" in captions["dimension"]
+    assert "not supported (synthetic: too long for one block) at B = 2, N = 32, D = 1" in captions["speedup"]
+    assert "not supported at N = 32, gamma in {1, 0.1}" in captions["grad_error"]
+    for f in figs.values():
+        assert "Synthetic GPU 1GB" in f.texts[0].get_text() + "".join(t.get_text() for t in f.texts)
+    report = (out / "report.md").read_text()
+    assert "synthetic: launch error" in report and "out of memory" in report
+
+
+@pytest.mark.parametrize("which", ["committed", "synthetic"])
+def test_notebook_runs_headless(synth, which, tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(ROOT / "notebooks/explore_results.ipynb", as_version=4)
+    env = {"SDTW_RESULTS": str(synth[0])} if which == "synthetic" else {}
+    old = dict(os.environ)
+    os.environ.update(env)
+    try:
+        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    assert len(images) >= 4
