@@ -58,7 +58,7 @@ def load_metadata(csv_path):
         commit = _commit_from_readme(csv_path) or "unknown"
     return {"gpu": meta.get("gpu") or "unknown GPU", "commit": commit, "date": (meta.get("date") or "unknown date")[:10],
             "torch": meta.get("torch", "unknown"), "driver": meta.get("driver", "unknown"),
-            "sweep": meta.get("sweep", csv_path.stem)}
+            "sweep": meta.get("sweep", csv_path.stem), "reps": meta.get("settings", {}).get("reps", "?")}
 
 
 def _commit_from_readme(csv_path):

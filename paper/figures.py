@@ -2,6 +2,7 @@
 our speed-up and memory saving over each baseline, and gradient error against gamma and length.
 A point that is missing or did not pass is never drawn as a value: it is a cross on the bottom
 edge of its panel, and the caption says why."""
+import math
 import textwrap
 from collections import OrderedDict
 
@@ -26,8 +27,13 @@ STYLES = {
     "pub:bgu_fused": ("tab:purple", "o", ":"),
 }
 SPARE = ["tab:brown", "tab:pink", "tab:olive", "black"]
-WIDTH, PANEL_H, TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.75, 0.2
+WIDTH, PANEL_H, TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.95, 0.2
 CAPTION_CHARS, CAPTION_LINE_H = 185, 0.135
+
+
+def method(results):
+    return (f"Time: ours, the median of {results.meta['reps']} timed steps; the original codes, the mean of 5 "
+            "(DESIGN.md §5). Memory: peak allocated by the CUDA caching allocator.")
 
 
 def style(impl, markers_only=False):
@@ -88,7 +94,7 @@ def draw(ax, impl, xs, values, gaps, where, markers_only=False):
             lanes = ax.__dict__.setdefault("sdtw_lanes", {})
             lane = lanes.setdefault(impl, len(lanes))
             ax.plot([x], [0.03 + 0.045 * lane], transform=ax.get_xaxis_transform(), marker="x", color=kw["color"],
-                    markersize=6, linestyle="none", clip_on=False)
+                    markersize=6, linestyle="none", clip_on=False, gid="missing")
             gaps.add(impl, where(x), reason)
     return line
 
@@ -107,8 +113,27 @@ def log_axes(ax, xs, xlabel, ylabel, base=2):
     ax.grid(True, which="major", alpha=0.3)
 
 
+def make_room(ax):
+    """Lowers the bottom of a (log) panel so that the crosses of missing points sit in a band of
+    their own, below every drawn value, over all panels that share its y axis."""
+    group = [a for a in ax.get_shared_y_axes().get_siblings(ax) if a.get_visible()]
+    lanes = max(len(a.__dict__.get("sdtw_lanes", {})) for a in group)
+    ys = [y for a in group for line in a.get_lines() if line.get_gid() != "missing"
+          for y in line.get_ydata() if y == y and y > 0]
+    if not ys:
+        return
+    lo, hi = math.log10(min(ys)), math.log10(max(ys))
+    span = max(hi - lo, 1.0)
+    band, top = (0.04 + 0.045 * lanes if lanes else 0.04), 0.06
+    scale = span / (1 - band - top)
+    ax.set_ylim(10 ** (lo - band * scale), 10 ** (hi + top * scale))
+
+
 def finish(fig, axes, title, stamp, caption, legend_impls, markers_only=()):
     """Title, stamp (GPU, commit, date), one legend for the figure, and the caption under it."""
+    for ax in axes.flat:
+        if ax.get_visible():
+            make_room(ax)
     handles = [Line2D([], [], label=label(i), **style(i, i in markers_only)) for i in legend_impls]
     ncol = min(len(handles), 4)
     head_h = TITLE_H + LEGEND_ROW_H * -(-len(handles) // ncol)
@@ -156,7 +181,8 @@ def sweep_axis(results, axis, fixed):
     fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
     caption = (f"Forward + backward of sum(sdtw(x, y)), float32, gamma = {results.setting['gamma']}, {fixed_text}. "
                f"Ours and our Maghoumi reimplementation: {results.meta['gpu']}; the original codes (dashed): "
-               f"re-run on an {results.peer_gpu}. Failed verification counts as missing. " + gaps.caption())
+               f"re-run on an {results.peer_gpu}. " + method(results) + " Failed verification counts as missing. "
+               + gaps.caption())
     title = f"Peak memory and runtime against {name} ({fixed_text})"
     return finish(fig, axes, title, results.stamp(), caption, impls)
 
@@ -185,7 +211,7 @@ def speedup(results):
     caption = (f"Ratio baseline / ours fused (above 1: ours is faster or smaller), ours on {results.meta['gpu']}. "
                f"Baselines: our Maghoumi reimplementation (same GPU), the original codes re-run on an "
                f"{results.peer_gpu} (dashed), and our own unfused path. The published numbers are left out here "
-               "(their GPU is not stated). " + gaps.caption())
+               "(their GPU is not stated). " + method(results) + " " + gaps.caption())
     return finish(fig, axes, "Our speed-up and memory saving over each baseline (seed paper's grid)",
                   results.stamp(), caption, baselines)
 

@@ -135,7 +135,8 @@ def comparison_table(results, field):
                "Published: the seed paper's table (softdtw-cuda-torch), GPU not stated there. "
                f"Re-run: the original codes re-measured on an {results.peer_gpu}. "
                f"Our reimpl. and ours: our sweep on {results.meta['gpu']} (commit {results.meta['commit']}, "
-               f"{results.meta['date']}).")
+               f"{results.meta['date']}). Time: ours, the median of {results.meta['reps']} timed steps; the others, "
+               "the mean of 5 (the seed paper's method).")
     return Table(f"compare_{'memory' if field == 'peak_mb' else 'runtime'}", caption, columns, rows,
                  notes_for(rows, columns, keys))
 
