@@ -2,10 +2,18 @@
 """Rebuilds every table, figure and the report of the paper from results/:
     python3 paper/make_paper.py [--sweep results/h100/paper.csv] [--accuracy ...] [--published ...] [--out paper]"""
 import argparse
+import os
 import sys
 from pathlib import Path
 
-import matplotlib
+try:
+    import matplotlib
+    import pandas  # noqa: F401
+except ImportError:
+    # A python3 first on PATH without them (pyenv): Debian's has them (scripts/deps.sh installs them).
+    if sys.executable != "/usr/bin/python3" and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    raise
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 matplotlib.use("Agg")  # files only; the notebook keeps its inline backend
