@@ -22,9 +22,9 @@ STYLES = {
     "peer:maghoumi": ("tab:orange", "^", "--"),
     "peer:bgu_unfused": ("tab:green", "s", "--"),
     "peer:bgu_fused": ("tab:purple", "o", "--"),
-    "pub:maghoumi": ("tab:orange", "^", ":"),
-    "pub:bgu_unfused": ("tab:green", "s", ":"),
-    "pub:bgu_fused": ("tab:purple", "o", ":"),
+    "pub:maghoumi": ("goldenrod", "v", ":"),
+    "pub:bgu_unfused": ("olive", "D", ":"),
+    "pub:bgu_fused": ("orchid", "p", ":"),
 }
 SPARE = ["tab:brown", "tab:pink", "tab:olive", "black"]
 WIDTH, PANEL_H, TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.95, 0.2
@@ -157,34 +157,47 @@ def new_figure(nrows, ncols, sharey=False):
     return fig, axes
 
 
-def sweep_axis(results, axis, fixed):
-    """Peak MB and ms against one axis (N or D) at the other two fixed, every implementation
-    that has a point there (ours, our reimplementation, the peers re-run, the published table)."""
-    pts = results.all_points()
-    for k, v in fixed.items():
-        pts = pts[pts[k] == v]
-    xs = sorted(set(pts[axis]))
-    impls = list(dict.fromkeys(pts["impl"]))
-    fig, axes = new_figure(1, 2)
+def sweep_axis(results, axis, combos, only=None):
+    """Peak MB and ms against one axis (N or D), the other two fixed at each of combos, every
+    implementation with a point there (ours, our reimplementation, the peers re-run, the published
+    table). One combo: the two measures side by side; several: a row per measure, a column per combo.
+    only: the x values to draw (default: every value any implementation has there)."""
+    everything = results.all_points()
+    fig, axes = new_figure(1, 2) if len(combos) == 1 else new_figure(2, len(combos), sharey=True)
     gaps = Gaps()
     name = {"N": "sequence length N = M", "D": "feature dimension D"}[axis]
-    for ax, field, ylabel in zip(axes[0], ["peak_mb", "ms"], ["peak memory (MB)", "forward + backward (ms)"]):
-        for impl in impls:
-            rows = pts[pts["impl"] == impl].set_index(axis)
-            values = []
-            for x in xs:
-                r = rows.loc[x] if x in rows.index else None
-                values.append((r[field], "") if r is not None and r["ok"] else
-                              (None, "not measured" if r is None else r["reason"]))
-            draw(ax, impl, xs, values, gaps if field == "ms" else Gaps(), lambda x: ((axis, x),))
-        log_axes(ax, xs, name, ylabel)
-    fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
+    legend = []
+    for col, fixed in enumerate(combos):
+        pts = everything
+        for k, v in fixed.items():
+            pts = pts[pts[k] == v]
+        xs = sorted(set(pts[axis]) if only is None else set(only[col]))
+        pts = pts[pts[axis].isin(xs)]
+        impls = list(dict.fromkeys(pts["impl"]))
+        legend += impls
+        where = (lambda x: ((axis, x),)) if len(combos) == 1 else (lambda x, f=fixed: tuple(f.items()) + ((axis, x),))
+        for row, (field, ylabel) in enumerate([("peak_mb", "peak memory (MB)"), ("ms", "forward + backward (ms)")]):
+            ax = axes[0][row] if len(combos) == 1 else axes[row][col]
+            for impl in impls:
+                rows = pts[pts["impl"] == impl].set_index(axis)
+                values = []
+                for x in xs:
+                    r = rows.loc[x] if x in rows.index else None
+                    values.append((r[field], "") if r is not None and r["ok"] else
+                                  (None, "not measured" if r is None else r["reason"]))
+                draw(ax, impl, xs, values, gaps if field == "ms" else Gaps(), where)
+            log_axes(ax, xs, name, ylabel)
+            if len(combos) > 1:
+                ax.set_title(", ".join(f"{k} = {v}" for k, v in fixed.items()), fontsize=9)
+    fixed_text = "; ".join(", ".join(f"{k} = {v}" for k, v in f.items()) for f in combos)
+    published = any(i.startswith("pub:") for i in legend)
     caption = (f"Forward + backward of sum(sdtw(x, y)), float32, gamma = {results.setting['gamma']}, {fixed_text}. "
                f"Ours and our Maghoumi reimplementation: {results.meta['gpu']}; the original codes (dashed): "
-               f"re-run on an {results.peer_gpu}. " + method(results) + " Failed verification counts as missing. "
-               + gaps.caption())
-    title = f"Peak memory and runtime against {name} ({fixed_text})"
-    return finish(fig, axes, title, results.stamp(), caption, impls)
+               f"re-run on an {results.peer_gpu}"
+               + ("; dotted: as the seed paper published them (GPU not stated). " if published else ". ")
+               + method(results) + " Failed verification counts as missing. " + gaps.caption())
+    title = f"Peak memory and runtime against {name}" + (f" ({fixed_text})" if len(combos) == 1 else "")
+    return finish(fig, axes, title, results.stamp(), caption, list(dict.fromkeys(legend)))
 
 
 def speedup(results):
@@ -196,7 +209,7 @@ def speedup(results):
                  if i in set(pts["impl"])]
     keys = results.grid("seed-grid")
     combos = list(dict.fromkeys((b, d) for b, _, d in keys))
-    fig, axes = new_figure(2, max(len(combos), 1))
+    fig, axes = new_figure(2, max(len(combos), 1), sharey=True)
     gaps = Gaps()
     for col, (b, d) in enumerate(combos):
         xs = sorted({n for bb, n, dd in keys if (bb, dd) == (b, d)})
@@ -271,8 +284,12 @@ def all_figures(results):
         if keys:
             b, n, d = keys[0]
             fixed = {k: v for k, v in zip(("B", "N", "D"), (b, n, d)) if k in fixed_keys}
-            out[grid] = sweep_axis(results, axis, fixed)
-    if results.grid("seed-grid"):
+            out[grid] = sweep_axis(results, axis, [fixed])
+    seed = results.grid("seed-grid")
+    if seed:
+        combos = [{"B": b, "D": d} for b, d in dict.fromkeys((b, d) for b, _, d in seed)]
+        lengths = [[n for b, n, d in seed if (b, d) == (c["B"], c["D"])] for c in combos]
+        out["seed_grid"] = sweep_axis(results, "N", combos, only=lengths)
         out["speedup"] = speedup(results)
     if results.accuracy is not None:
         out["grad_error"] = grad_error(results)

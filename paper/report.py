@@ -43,7 +43,8 @@ def claim_length(results):
         if len(bad):
             first = bad.sort_values("N").iloc[0]
             text.append(f"{label(impl)} ({first['gpu']}) does not run from N = {bad['N'].min()}: {first['reason']}.")
-    return ("Tiled kernels: any length", text, ["figures/length.png", "tables/main.md", "tables/compare_runtime.md"])
+    return ("Tiled kernels: any length", text, ["figures/length.png", "figures/seed_grid.png", "tables/main.md",
+                                                      "tables/compare_runtime.md"])
 
 
 def claim_accuracy(results):
@@ -83,7 +84,7 @@ def claim_memory(results):
         if r:
             text.append(f"Against {label(base)}: {_range(r)} smaller.")
     return ("Fused memory savings", text, ["tables/main.md", "tables/compare_memory.md", "figures/speedup.png",
-                                           "figures/length.png", "figures/dimension.png"])
+                                           "figures/seed_grid.png", "figures/length.png", "figures/dimension.png"])
 
 
 def claim_speed(results):
@@ -95,7 +96,8 @@ def claim_speed(results):
             slower = [w for v, w in r if v < 1]
             text.append(f"Ours fused against {label(base)}: {_range(r)} faster"
                         + (f"; slower at {', '.join(slower)}." if slower else ", faster at every point both ran."))
-    return ("Speed", text, ["tables/compare_runtime.md", "figures/speedup.png", "figures/length.png"])
+    return ("Speed", text, ["tables/compare_runtime.md", "figures/speedup.png", "figures/seed_grid.png",
+                            "figures/length.png"])
 
 
 def build(results, tables, captions, sources):

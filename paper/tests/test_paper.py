@@ -167,7 +167,7 @@ def test_synthetic_figures_leave_missing_points_out(synth):
     sweep, out = synth
     results = data.Results(sweep, sweep.parent / "accuracy.csv", sweep.parent / "published")
     figs = figures.all_figures(results)
-    assert set(figs) == {"length", "dimension", "speedup", "grad_error"}
+    assert set(figs) == {"length", "dimension", "seed_grid", "speedup", "grad_error"}
     missing_x = {"length": ("Maghoumi", 64), "dimension": ("ours, fused", 8)}
     for name, (who, x) in missing_x.items():
         lines = [l for ax in figs[name].axes for l in ax.get_lines() if l.get_label().startswith(who)]
