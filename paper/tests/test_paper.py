@@ -204,3 +204,13 @@ def test_notebook_runs_headless(synth, which, tmp_path):
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if "image/png" in o.get("data", {})]
     assert len(images) >= 4
+
+
+def test_latex_tables_are_balanced(committed):
+    """No TeX in CI: at least every brace and environment the tables open, they close."""
+    for tex in (committed / "tables").glob("*.tex"):
+        text = tex.read_text().replace(r"\{", "").replace(r"\}", "")
+        assert text.count("{") == text.count("}"), tex.name
+        opened = [l.split("{")[1].split("}")[0] for l in text.split(r"\begin")[1:]]
+        closed = [l.split("{")[1].split("}")[0] for l in text.split(r"\end")[1:]]
+        assert sorted(opened) == sorted(closed), tex.name
