@@ -27,8 +27,8 @@ STYLES = {
     "pub:bgu_fused": ("orchid", "p", ":"),
 }
 SPARE = ["tab:brown", "tab:pink", "tab:olive", "black"]
-WIDTH, PANEL_H, TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.95, 0.2
-CAPTION_CHARS, CAPTION_LINE_H = 185, 0.135
+WIDTH, PANEL_H, TITLE_H, PANEL_TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.75, 0.2, 0.2
+CAPTION_CHARS, CAPTION_LINE_H = 170, 0.135
 
 
 def method(results):
@@ -136,7 +136,8 @@ def finish(fig, axes, title, stamp, caption, legend_impls, markers_only=()):
             make_room(ax)
     handles = [Line2D([], [], label=label(i), **style(i, i in markers_only)) for i in legend_impls]
     ncol = min(len(handles), 4)
-    head_h = TITLE_H + LEGEND_ROW_H * -(-len(handles) // ncol)
+    titled = any(ax.get_title() for ax in axes.flat)
+    head_h = TITLE_H + LEGEND_ROW_H * -(-len(handles) // ncol) + (PANEL_TITLE_H if titled else 0)
     wrapped = textwrap.fill(caption, CAPTION_CHARS)
     cap_h = CAPTION_LINE_H * (wrapped.count("\n") + 1) + 0.15
     w, h = fig.get_size_inches()
