@@ -17,7 +17,8 @@ struct BackwardArgs {
   typename CellState<T>::Compute* ring;  // batch x ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
 };
 
-template <typename T>
+// kDenseE: E goes to the caller's batch x n x m tensor (unfused mode) instead of over the state.
+template <typename T, bool kDenseE>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(BackwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
@@ -32,18 +33,20 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
     int* my_progress = s.progress + ticket;
     const bool row_ok = i < rows;
     const bool fed_from_below = row0 + kWarp < rows;
+    const bool writes_ring = k > 0 && lane == 0;
     C* ring_out = a.ring + strip.slot * s.m * 2;
     const C* ring_in = a.ring + strip.previous * s.m * 2;
     int* below_progress = s.progress + ticket - 1;
     auto* st = a.state + state_index(state_strip, s.m, 0, lane);
-    T* E_row = a.dense_E ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
+    T* E_row = kDenseE ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
     const C dvalue = static_cast<C>(a.dvalues[b]);
+    const int last_step = cols + kWarp - 1;
 
     C from_right = 0;       // E(i, j+1) * w_left(i, j+1)
     C diag_below_prev = 0;  // E(i+1, j+1) * w_diag(i+1, j+1)
     C out_up = 0, out_diag = 0;
     int known_below = 0;
-    for (int t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       // Lane 31 takes column cols-1-t at step t; lane l of the chunk holds that column's border.
       C border_up = 0, border_diag = 0;
       if (fed_from_below && t0 < cols) {
@@ -56,49 +59,46 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
           border_diag = __ldcg(ring_in + 2 * jb + 1);
         }
       }
-      // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state.
+      // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state. The
+      // forward wrote every slot of the strip, empty() outside the grid.
       auto* chunk_state = st + static_cast<int64_t>(cols + kWarp - 2 - t0) * kWarp;
       typename State::Word words[kWarp];
 #pragma unroll
-      for (int step = 0; step < kWarp; ++step) {
-        const int fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
-        words[step] = (row_ok && j >= 0 && j < cols) ? chunk_state[-step * kWarp] : State::empty();
-      }
+      for (int step = 0; step < kWarp; ++step)
+        words[step] = t0 + step < last_step ? chunk_state[-step * kWarp] : State::empty();
+      // As in the forward, the 32 steps are one basic block: selects and predicated stores.
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
-        const int fs = cols + kWarp - 2 - (t0 + step), j = fs - lane;
+        const int j = cols + kWarp - 2 - (t0 + step) - lane;
         C up_below = __shfl_down_sync(kFullMask, out_up, 1);      // E(i+1, j) * w_up(i+1, j)
         C diag_below = __shfl_down_sync(kFullMask, out_diag, 1);  // E(i+1, j) * w_diag(i+1, j)
         const C border_up_j = __shfl_sync(kFullMask, border_up, step);
         const C border_diag_j = __shfl_sync(kFullMask, border_diag, step);
-        if (lane == kWarp - 1) {
-          up_below = border_up_j;
-          diag_below = border_diag_j;
-        }
-        const bool active = row_ok && j >= 0 && j < cols;
-        C n_up = 0, n_diag = 0, n_left = 0;
+        up_below = lane == kWarp - 1 ? border_up_j : up_below;
+        diag_below = lane == kWarp - 1 ? border_diag_j : diag_below;
+        const bool active = row_ok & (j >= 0) & (j < cols);
+        const bool last_cell = (i == rows - 1) & (j == cols - 1);
+        const C e_sum = last_cell ? dvalue : from_right + up_below + diag_below_prev;
+        const C e = active ? e_sum : C(0);
+        C w_diag, w_up, w_left;
+        State::decode(words[step], w_diag, w_up, w_left);
+        const C n_up = e * w_up, n_diag = e * w_diag;
         if (active) {
-          const C e = (i == rows - 1 && j == cols - 1) ? dvalue : from_right + up_below + diag_below_prev;
-          C w_diag, w_up, w_left;
-          State::decode(words[step], w_diag, w_up, w_left);
-          n_up = e * w_up;
-          n_diag = e * w_diag;
-          n_left = e * w_left;
-          if (E_row)
+          if constexpr (kDenseE)
             E_row[j] = static_cast<T>(e);
           else
             chunk_state[-step * kWarp] = State::from_alignment(e);
-          if (lane == 0 && k > 0) {
-            __stcg(ring_out + 2 * j, n_up);
-            __stcg(ring_out + 2 * j + 1, n_diag);
-          }
         }
-        from_right = n_left;
+        if (writes_ring & active) {
+          ring_out[2 * j] = n_up;
+          ring_out[2 * j + 1] = n_diag;
+        }
+        from_right = e * w_left;
         diag_below_prev = diag_below;
         out_up = n_up;
         out_diag = n_diag;
-        if (lane == 0 && k > 0 && active && (cols - j) % kPublishEvery == 0)
-          publish(my_progress, cols - j);
+        // Lane 0 finishes column cols - t0 at step 30: the border of the previous chunk is complete.
+        if (step == kWarp - 2 && writes_ring && t0 > 0 && t0 <= cols) publish(my_progress, t0);
       }
     }
     if (lane == 0) publish(my_progress, kDone);

@@ -4,6 +4,7 @@
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
 // predecessor weights for the backward. Work goes in chunks of 32 steps: the chunk's cost tile and
 // border values are fetched together first, so no load latency sits on the dependent chain.
+#include <climits>
 #include <cmath>
 
 #include "schedule.cuh"
@@ -31,23 +32,32 @@ __device__ inline float fast_exp(float v) { return __expf(v); }
 __device__ inline double fast_exp(double v) { return exp(v); }
 __device__ inline float fast_log(float v) { return __logf(v); }
 __device__ inline double fast_log(double v) { return log(v); }
+// The softmin sum lies in [1, 3]: an approximate reciprocal is exact to 2 ulp and has no slow path.
+__device__ inline float fast_rcp(float v) { return __fdividef(1.0f, v); }
+__device__ inline double fast_rcp(double v) { return 1.0 / v; }
 
 template <typename T>
 __host__ __device__ constexpr int warps_per_block() {
   return sizeof(T) == 4 ? 4 : 2;  // keeps the cost tiles under 48 KB of static shared memory
 }
 
+// The cost tile of a warp is a ring of 64 columns per row: a chunk writes its 32 columns at
+// (chunk parity) * 32 and reads back up to 31 columns of the chunk before, both bank-conflict free.
+constexpr int kTileColumns = 2 * kWarp;
+
 template <typename T, typename Cost>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
   constexpr int kWarps = warps_per_block<T>();
-  __shared__ T tiles[kWarps][2][kWarp][kWarp];  // [warp][chunk parity][row][column], conflict-free
+  __shared__ T tiles[kWarps][kWarp][kTileColumns];  // [warp][row][column mod 64]
   __shared__ typename Cost::Scratch scratch[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const double inf = INFINITY;
   const C inv_gamma = static_cast<C>(1.0 / a.gamma);
   const Schedule& s = a.s;
+  const int band = s.bandwidth < 0 ? INT_MAX : static_cast<int>(min(s.bandwidth, static_cast<int64_t>(INT_MAX)));
+  T* my_tile = tiles[warp][lane];
 
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
     Strip strip;
@@ -57,23 +67,25 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     int* my_progress = s.progress + ticket;
     const bool row_ok = i < rows;
     const bool feeds_below = row0 + kWarp < rows;
+    const bool writes_ring = feeds_below && lane == kWarp - 1;
     double* ring_out = a.ring + strip.slot * s.m;
     const double* ring_in = a.ring + strip.previous * s.m;
     int* above_progress = s.progress + ticket - 1;
     auto* st = a.state + state_index(ticket, s.m, 0, lane);
+    const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
 
     double left = inf;                 // R(i, j-1)
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
     int known_above = 0;
-    for (int t0 = 0; t0 < cols + kWarp - 1; t0 += kWarp) {
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
       if (t0 < cols) {
         T column[kWarp];
         const int j = t0 + lane < cols ? t0 + lane : cols - 1;
         cost.column(b, row0, rows, j, scratch[warp], column);
 #pragma unroll
-        for (int r = 0; r < kWarp; ++r) tiles[warp][parity][r][lane] = column[r];
+        for (int r = 0; r < kWarp; ++r) tiles[warp][r][parity * kWarp + lane] = column[r];
       }
       double border = inf;  // R(row0 - 1, t0 + lane)
       if (k > 0 && t0 < cols) {
@@ -83,36 +95,35 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
       }
       __syncwarp();
       auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
+      // The 32 steps are one basic block (selects and predicated stores, no branches), so the
+      // compiler can overlap a step's side work with the next step's dependent chain.
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
         const int t = t0 + step, j = t - lane;
         double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
         const double border_j = __shfl_sync(kFullMask, border, step);
-        if (lane == 0) up = border_j;
-        const bool active = row_ok && j >= 0 && j < cols;
-        double r = inf;
-        if (active) {
-          typename State::Word w = State::empty();
-          const double rmin = fmin(diag, fmin(up, left));
-          if (s.in_band(i, j) && rmin < inf) {
-            const int col = step - lane;
-            const T c = col >= 0 ? tiles[warp][parity][lane][col] : tiles[warp][parity ^ 1][lane][col + kWarp];
-            const C ed = fast_exp(-static_cast<C>(diag - rmin) * inv_gamma);
-            const C eu = fast_exp(-static_cast<C>(up - rmin) * inv_gamma);
-            const C el = fast_exp(-static_cast<C>(left - rmin) * inv_gamma);
-            const C sum = ed + eu + el;
-            r = static_cast<double>(c) + rmin - a.gamma * static_cast<double>(fast_log(sum));
-            w = State::encode(ed, eu, el, C(1) / sum);
-          }
-          chunk_state[step * kWarp] = w;
-          if (lane == kWarp - 1 && feeds_below) __stcg(ring_out + j, r);
-          if (i == rows - 1 && j == cols - 1) a.values[b] = static_cast<T>(r);
-          left = r;
-        }
+        up = lane == 0 ? border_j : up;
+        const double rmin = fmin(diag, fmin(up, left));
+        const bool live = row_ok & (j >= 0) & (j < cols) & (abs(i - j) <= band) & (rmin < inf);
+        const T c = my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)];
+        const C ed = fast_exp(-static_cast<C>(diag - rmin) * inv_gamma);
+        const C eu = fast_exp(-static_cast<C>(up - rmin) * inv_gamma);
+        const C el = fast_exp(-static_cast<C>(left - rmin) * inv_gamma);
+        const C sum = ed + eu + el;
+        const double r_live = static_cast<double>(c) + rmin - a.gamma * static_cast<double>(fast_log(sum));
+        const typename State::Word w_live = State::encode(ed, eu, el, fast_rcp(sum));
+        const double r = live ? r_live : inf;
+        // Every (step, lane) slot of the strip is written, the ones outside the grid with empty().
+        if (t < last_step) chunk_state[step * kWarp] = live ? w_live : State::empty();
+        if (writes_ring && j >= 0 && j < cols) ring_out[j] = r;
+        if (i == rows - 1 && j == cols - 1) a.values[b] = static_cast<T>(r);
+        left = r;
         diag = up;
         out = r;
-        if (lane == kWarp - 1 && feeds_below && active && (j + 1) % kPublishEvery == 0)
-          publish(my_progress, j + 1);
+        // Lane 31 finishes column t0 - 1 at step 30: the border of the previous chunk is complete.
+        static_assert(kPublishEvery == kWarp, "progress is published once per chunk");
+        if (step == kWarp - 2 && writes_ring && t0 > 0 && t0 <= cols)
+          publish(my_progress, t0);
       }
       __syncwarp();
     }

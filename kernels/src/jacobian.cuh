@@ -50,24 +50,45 @@ __global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> a
   constexpr int kStrips = for_y ? 1 : kRows / kWarp;
   constexpr int kWidth = (for_y ? kRows : kJacInner) + kWarp - 1;  // warp steps that touch the tile
 
+  // A k-step's tile loads go in batches of independent loads (one latency per batch, not per
+  // load); every tile element is written, 0 off the grid, so no clearing pass is needed.
+  constexpr int kWarps = kJacThreads / kWarp;
+  constexpr int kItems = (kStrips * kWidth + kWarps - 1) / kWarps;  // warp steps per warp and k-step
+  constexpr int kBatch = 8;
+  constexpr int kOthers = kJacInner * kFeatures / kJacThreads;
+  static_assert(kJacInner * kFeatures % kJacThreads == 0, "the other tile divides among the threads");
+
   C acc[kRPT][4] = {};
   C rowsum[kRPT] = {};
   for (int64_t k0 = 0; k0 < inner; k0 += kJacInner) {
-    for (int idx = threadIdx.x; idx < kJacInner * kRows; idx += kJacThreads) e_tile[idx / kRows][idx % kRows] = 0;
-    __syncthreads();
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
-    for (int item = warp; item < kStrips * kWidth; item += kJacThreads / kWarp) {
-      const int strip = item / kWidth, step = item - strip * kWidth;
-      const int64_t i = i0 + strip * kWarp + lane, j = j0 + step - lane;
-      const int64_t row = for_y ? j : i, in = for_y ? i : j;
-      if (j < j0 || row - r0 >= kRows || in - k0 >= kJacInner || row >= rows || in >= inner) continue;
-      e_tile[in - k0][row - r0] =
-          State::to_alignment(a.state[state_index(b * a.strips + i / kWarp, a.m, j0 + step, lane)]);
+    for (int q0 = 0; q0 < kItems; q0 += kBatch) {
+      C e_item[kBatch];
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        const int item = warp + (q0 + q) * kWarps, strip = item / kWidth, step = item - strip * kWidth;
+        const int64_t i = i0 + strip * kWarp + lane, j = j0 + step - lane;
+        const bool ok = item < kStrips * kWidth && i < (for_y ? inner : rows) && j >= 0 && j < (for_y ? rows : inner);
+        e_item[q] = ok ? State::to_alignment(a.state[state_index(b * a.strips + i / kWarp, a.m, j0 + step, lane)]) : C(0);
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        const int item = warp + (q0 + q) * kWarps, strip = item / kWidth, step = item - strip * kWidth;
+        const int row = for_y ? step - lane : strip * kWarp + lane, in = for_y ? strip * kWarp + lane : step - lane;
+        if (item < kStrips * kWidth && row >= 0 && row < kRows && in >= 0 && in < kJacInner) e_tile[in][row] = e_item[q];
+      }
     }
-    for (int idx = threadIdx.x; idx < kJacInner * kFeatures; idx += kJacThreads) {
-      const int kk = idx / kFeatures, f = idx % kFeatures;
+    C o_item[kOthers];
+#pragma unroll
+    for (int q = 0; q < kOthers; ++q) {
+      const int idx = threadIdx.x + q * kJacThreads, kk = idx / kFeatures, f = idx % kFeatures;
       const int64_t in = k0 + kk, d = d0 + f;
-      o_tile[kk][f] = (in < inner && d < a.dim) ? static_cast<C>(a.other[(b * padded_inner + in) * a.dim + d]) : C(0);
+      o_item[q] = (in < inner && d < a.dim) ? static_cast<C>(a.other[(b * padded_inner + in) * a.dim + d]) : C(0);
+    }
+#pragma unroll
+    for (int q = 0; q < kOthers; ++q) {
+      const int idx = threadIdx.x + q * kJacThreads;
+      o_tile[idx / kFeatures][idx % kFeatures] = o_item[q];
     }
     __syncthreads();
 #pragma unroll 4

@@ -81,7 +81,7 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
   detail::BackwardArgs<T> args{schedule_for(p, w, workspace), dvalues,
                                reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
                                reinterpret_cast<C*>(base + w.ring)};
-  auto kernel = detail::backward_kernel<T>;
+  auto kernel = dense_E ? detail::backward_kernel<T, true> : detail::backward_kernel<T, false>;
   kernel<<<grid_for<T>(kernel, p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
   check(cudaGetLastError(), "backward launch");
 }
