@@ -1,5 +1,6 @@
 // maghoumi: the reimplementation of pytorch-softdtw-cuda (baselines/maghoumi), CUDA and CPU.
 #include <algorithm>
+#include <cmath>
 
 #include "torch/implementation.hpp"
 
@@ -59,12 +60,16 @@ class Maghoumi final : public Implementation {
 #endif
   }
   Tolerance tolerance(const Point& p) const override {
-    // The original recomputes the backward weights from stored fp32 R; its measured gradient
-    // error (DESIGN.md section 3) is 2.6e-4 at N=128, gamma=1 and grows about as 1/gamma
-    // (3e-2 at gamma=0.1, 0.4 at gamma=0.01, N=512). We accept that known accuracy:
-    // value 1e-4, gradient 1e-2 / min(gamma, 1).
     if (p.dtype == "float64") return {1e-10, 1e-8};
-    return {1e-4, 1e-2 / std::min(p.gamma, 1.0)};
+    // Expected fp32 gradient error u * N^1.5 * D / gamma (u = 2^-24): the backward recomputes
+    // exp((R' - R - D) / gamma) from float32 R, whose entries (~2 N D for N(0,1) inputs) carry
+    // rounding ~u N D; that error divided by gamma accumulates over ~N steps as a random walk.
+    // Measured (results/h100/grad-accuracy.csv, paper.csv, CPU sweeps): 0.14-0.57 of it at D >= 8,
+    // 0.01-0.2 at D = 1 (the paths find near-zero costs). Floor 1e-4 (ours' fp32 target); cap 0.1:
+    // beyond it the gradient is not usable, and the fp32 recursion breaks down (errors >> 1).
+    const double n = static_cast<double>(std::max(p.n, p.m));
+    const double expected = 0x1p-24 * n * std::sqrt(n) * static_cast<double>(p.dim) / p.gamma;
+    return {1e-4, std::clamp(expected, 1e-4, 0.1)};
   }
 };
 

@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #ifdef SDTW_BENCH_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
-#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+
+// The cuBLAS (and cuBLASLt) workspace pool; declared in ATen/cuda/CUDAContextLight.h, or in a
+// header split out of it in newer LibTorch, so declared here for either layout.
+namespace at::cuda {
+void clearCublasWorkspaces();
+}
 #endif
 
 namespace sdtw::bench {
@@ -18,27 +25,58 @@ struct StepOutput {
   at::Tensor values, gx, gy;
 };
 
+#ifdef SDTW_BENCH_HAVE_CUDA
+// Two CUDA events made once per point: an at::cuda::CUDAEvent is created lazily by its first
+// record(), which for the stop event would put cudaEventCreate inside the timed region.
+class EventPair {
+ public:
+  EventPair() {
+    C10_CUDA_CHECK(cudaEventCreate(&start_));
+    C10_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  void start(cudaStream_t s) { C10_CUDA_CHECK(cudaEventRecord(start_, s)); }
+  // Records the stop event, waits for it and returns the milliseconds between the two.
+  double stop(cudaStream_t s) {
+    C10_CUDA_CHECK(cudaEventRecord(stop_, s));
+    C10_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    C10_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t start_{}, stop_{};
+};
+#else
+struct EventPair {};
+#endif
+
 StepOutput step(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
-                double* ms) {
+                EventPair* events, double* ms) {
   const at::Device dev = p.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
   // Fresh leaf copies (copy=true also on the CPU, where .to() would otherwise alias).
   at::Tensor x = x_host.to(dev, x_host.scalar_type(), /*non_blocking=*/false, /*copy=*/true).requires_grad_(true);
   at::Tensor y = y_host.to(dev, y_host.scalar_type(), false, true).requires_grad_(true);
   StepOutput out;
 #ifdef SDTW_BENCH_HAVE_CUDA
-  if (p.device == "cuda") {
-    at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-    const auto stream = at::cuda::getCurrentCUDAStream();
-    start.record(stream);
+  if (events) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    events->start(stream);
     out.values = impl.forward(x, y, p);
     out.values.sum().backward();
-    stop.record(stream);
-    stop.synchronize();
-    *ms = static_cast<double>(start.elapsed_time(stop));
+    *ms = events->stop(stream);
     out.gx = x.grad();
     out.gy = y.grad();
     return out;
   }
+#else
+  (void)events;
 #endif
   const auto t0 = std::chrono::steady_clock::now();
   out.values = impl.forward(x, y, p);
@@ -56,7 +94,12 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
                     int warmup, int reps) {
   Measurement m;
   double ms = 0;
-  for (int i = 0; i < warmup; ++i) step(impl, p, x_host, y_host, &ms);
+  std::optional<EventPair> cuda_events;  // only for CUDA points: a CPU point needs no device
+#ifdef SDTW_BENCH_HAVE_CUDA
+  if (p.device == "cuda") cuda_events.emplace();
+#endif
+  EventPair* events = cuda_events ? &*cuda_events : nullptr;
+  for (int i = 0; i < warmup; ++i) step(impl, p, x_host, y_host, events, &ms);
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (p.device == "cuda") {
     c10::cuda::device_synchronize();
@@ -66,7 +109,7 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   StepOutput last;
   for (int i = 0; i < reps; ++i) {
     last = StepOutput{};  // the previous step's tensors are freed before the next step allocates
-    last = step(impl, p, x_host, y_host, &ms);
+    last = step(impl, p, x_host, y_host, events, &ms);
     m.times_ms.push_back(ms);
   }
 #ifdef SDTW_BENCH_HAVE_CUDA
@@ -92,6 +135,10 @@ void release_device_memory(const Point& p) {
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (p.device == "cuda") {
     c10::cuda::device_synchronize();
+    // cuBLAS workspaces (torch allocates one per thread and stream, 32 MiB each on Hopper, from
+    // the caching allocator) outlive the point whose matmuls created them and would count in
+    // every later point's peak: free them, so a peak holds only what its implementation allocates.
+    at::cuda::clearCublasWorkspaces();
     c10::cuda::CUDACachingAllocator::emptyCache();
   }
 #else

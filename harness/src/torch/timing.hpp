@@ -26,8 +26,9 @@ struct Measurement {
 Measurement measure(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
                     int warmup, int reps);
 
-// Releases cached device memory between points (so one point's cache does not look like the next
-// one's out-of-memory) and synchronizes.
+// Synchronizes and releases cached device memory and the cuBLAS workspaces between points, so that
+// one point's cache does not look like the next one's out-of-memory and the next point's peak
+// starts from what a fresh process holds (nothing of an earlier implementation's).
 void release_device_memory(const Point& p);
 
 }  // namespace sdtw::bench
