@@ -139,6 +139,27 @@ TEST(maghoumi_gpu_memory, PeakGrowsWithFeatures) {
 #endif
 }
 
+// The peak holds exactly the original's tensors (the count that reproduces every figure of the
+// original in anchors/h100-peers-seed-grid.csv to 3 KiB: baselines/maghoumi/compare_original.py),
+// plus the test's leaf copies and, when the peak is in pow's backward, R kept by the returned view.
+TEST(maghoumi_gpu_memory, PeakIsTheOriginalsTensors) {
+  SDTW_REQUIRE_CUDA();
+#ifdef SDTW_MAGHOUMI_WITH_CUDA
+  const long B = 16, N = 128;
+  for (const long d : {1L, 64L}) {
+    const double bnmd = B * N * N * d * 4.0, bnm = B * N * N * 4.0, r = B * (N + 2) * (N + 2) * 4.0;
+    const double soft_dtw_phase = bnmd + 2 * bnm + 3 * r;  // diff, D, grad of D; R, padded D, E
+    const double pow_phase = 4 * bnmd + bnm + r;           // diff and 3 temporaries, grad of D; R
+    const double expected = std::max(soft_dtw_phase, pow_phase) + 2 * B * N * d * 4.0;  // + leaf copies
+    const long long p = peak_bytes({B, N, N, d, 1.0, 0, false});
+    std::cout << "  B=16 N=128 d=" << d << ": peak " << p / 1048576.0 << " MiB, the original's tensors "
+              << expected / 1048576.0 << " MiB\n";
+    EXPECT_GE(static_cast<double>(p), expected) << "d = " << d;
+    EXPECT_LE(static_cast<double>(p), expected + 64 * 1024) << "d = " << d;  // + small tensors (gamma, ...)
+  }
+#endif
+}
+
 // An allocation the device cannot hold surfaces as torch's own out-of-memory error.
 TEST(maghoumi_gpu_memory, OutOfMemoryIsTorchs) {
   SDTW_REQUIRE_CUDA();
