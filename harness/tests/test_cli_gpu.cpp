@@ -61,6 +61,26 @@ TEST_F(BenchGpu, SmallSweepPassesWithTimesAndPeaks) {
   EXPECT_FALSE(j["metadata"]["driver"].is_null());
 }
 
+// A point's peak is what its own implementation allocates: ours_fused after an ours_unfused point
+// that runs cuBLAS (B*N*M*D > 2^23: the bmm form of the cost, workspaces in both passes) measures
+// the same peak as alone, because the harness frees the cuBLAS workspaces between points.
+TEST_F(BenchGpu, PeakDoesNotDependOnTheSweepOrder) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  const std::string fused = "  - impl: ours_fused\n    B: 8\n    N: 128\n    D: 16\n";
+  std::ofstream(p("alone.yaml")) << "name: alone\nsettings:\n  reps: 2\ngrids:\n" << fused;
+  std::ofstream(p("after.yaml")) << "name: after\nsettings:\n  reps: 2\ngrids:\n"
+                                 << "  - impl: ours_unfused\n    B: 8\n    N: 128\n    D: 128\n" << fused;
+  ASSERT_EQ(bench("--sweep " + p("alone.yaml") + " --out " + p("r")), 0) << out;
+  ASSERT_EQ(bench("--sweep " + p("after.yaml") + " --out " + p("r")), 0) << out;
+  const Table alone = read_csv(p("r/alone.csv")), after = read_csv(p("r/after.csv"));
+  ASSERT_EQ(alone.rows.size(), 1u);
+  ASSERT_EQ(after.rows.size(), 2u);
+  ASSERT_EQ(after.at(1, "impl"), "ours_fused");
+  EXPECT_EQ(after.at(1, "disposition"), "passed") << after.at(1, "message");
+  EXPECT_NEAR(std::stod(after.at(1, "peak_mb")), std::stod(alone.at(0, "peak_mb")), 1.0 / 1024)
+      << "ours_unfused's peak: " << after.at(0, "peak_mb") << " MiB";
+}
+
 TEST_F(BenchGpu, ProfileRuns) {
   if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
   for (const char* impl : {"ours_fused", "ours_unfused", "maghoumi"}) {
