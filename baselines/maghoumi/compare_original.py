@@ -5,8 +5,8 @@
         --ours results/h100/paper.csv --original ../shared/anchors/h100-peers-seed-grid.csv \
         --update results/h100/baseline.md
 
-Reads the `maghoumi` rows of both files (ours: an sdtw-bench sweep, grid seed-grid; the original:
-impl,B,N,D,peak_mb,ms,note), prints two markdown tables, and with --update replaces the text
+Reads the `maghoumi` rows of both files (ours: an sdtw-bench sweep, float32, gamma 1, N = M, no
+band; the original: impl,B,N,D,peak_mb,ms,note; also ../shared/anchors/h100-peers-more.csv), prints two markdown tables, and with --update replaces the text
 between the two GENERATED markers of that file (the rest of it is written by hand).
 
 The memory model (both codes allocate the same tensors, in the same order; see the Reading of
@@ -70,9 +70,12 @@ def read_ours(path):
     rows = {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
-            if r["impl"] != "maghoumi" or r["grid"] != "seed-grid" or r["N"] != r["M"]:
+            if r["impl"] != "maghoumi" or r["N"] != r["M"] or r["gamma"] != "1" or r["bandwidth"] != "none" \
+                    or r["normalize"] != "false" or r["dtype"] != "float32":
                 continue
             key = (int(r["B"]), int(r["N"]), int(r["D"]))
+            if key in rows:
+                continue  # a point listed by two grids is one row; keep the first
             rows[key] = {
                 "mb": number(r["peak_mb"]),
                 "ms": number(r["time_ms_median"]),
