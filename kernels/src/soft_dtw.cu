@@ -121,8 +121,7 @@ template <typename T>
 void sqeuclidean_forward(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
   require(x, "x");
   require(y, "y");
-  if (p.dim <= 8) return launch_forward(p, SqEuclideanCost<T, 8>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
-  launch_forward(p, SqEuclideanCost<T, 16>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
+  launch_forward(p, SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
 }
 
 template <typename T>

@@ -23,7 +23,7 @@ struct PrecomputedCost {
 
 // ||x_i - y_j||^2 from x (batch x n x dim) and y (batch x m x dim), never stored: each lane holds
 // a slice of y_j in registers while the strip's slice of x is broadcast from shared memory.
-template <typename T, int kSlice = 16>
+template <typename T, int kSlice = 8>
 struct SqEuclideanCost {
   const T* x;
   const T* y;
@@ -36,17 +36,29 @@ struct SqEuclideanCost {
     const int lane = threadIdx.x & 31;
     const T* xi = x + (b * n + (row0 + lane < rows ? row0 + lane : row0)) * dim;
     const T* yj = y + (b * m + j) * dim;
+    // The next slice's loads are issued before this slice's products, so a column waits for
+    // one memory round trip, not one per slice.
+    T x_next[kSlice], y_next[kSlice];
+    auto load = [&](int64_t d0) {
+#pragma unroll
+      for (int q = 0; q < kSlice; ++q) {
+        const bool inside = d0 + q < dim;
+        x_next[q] = inside ? __ldg(xi + d0 + q) : T(0);
+        y_next[q] = inside ? __ldg(yj + d0 + q) : T(0);
+      }
+    };
 #pragma unroll
     for (int r = 0; r < kStripRows; ++r) out[r] = T(0);
+    load(0);
     for (int64_t d0 = 0; d0 < dim; d0 += kSlice) {
       T yv[kSlice];
       __syncwarp();
 #pragma unroll
       for (int q = 0; q < kSlice; ++q) {
-        const bool inside = d0 + q < dim;
-        s.x[lane][q] = inside ? __ldg(xi + d0 + q) : T(0);
-        yv[q] = inside ? __ldg(yj + d0 + q) : T(0);
+        s.x[lane][q] = x_next[q];
+        yv[q] = y_next[q];
       }
+      if (d0 + kSlice < dim) load(d0 + kSlice);
       __syncwarp();
 #pragma unroll
       for (int r = 0; r < kStripRows; ++r)
