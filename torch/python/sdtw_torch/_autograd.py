@@ -103,6 +103,12 @@ if NEW_API:
             torch.empty_like(y, memory_format=torch.contiguous_format),
         )
 
+    # Under torch.autocast on CUDA, float16/bfloat16 inputs (a model's output next to a float32
+    # target) are cast to float32 before the operators see them; outside autocast x and y must agree.
+    if hasattr(torch.library, "register_autocast"):
+        for _name in ("sdtw::cost_forward", "sdtw::sqeuclidean_forward", "sdtw::pairwise_cost"):
+            torch.library.register_autocast(_name, "cuda", torch.float32)
+
     def cost(D, gamma, bandwidth, x_lengths, y_lengths):
         return _ops.cost_forward(D, gamma, bandwidth, x_lengths, y_lengths)[0]
 

@@ -123,8 +123,14 @@ def test_non_contiguous_and_unbatched():
         f = lambda a, b: sdtw_torch.soft_dtw(a, b, fused=fused)  # noqa: E731
         v, gx, _ = value_and_grads(f, x, y)
         vc, gxc, _ = value_and_grads(f, x.contiguous(), y.contiguous())
-        torch.testing.assert_close(v, vc)
-        torch.testing.assert_close(gx, gxc)
+        if fused:
+            # The kernels see the same bytes either way and are deterministic.
+            assert torch.equal(v, vc) and torch.equal(gx, gxc)
+        else:
+            # The cost tensor and its gradient come from torch reductions whose summation order
+            # depends on the layout, so only the documented float32 accuracy holds between the two.
+            torch.testing.assert_close(v, vc, rtol=1e-5, atol=0)
+            assert rel_l2(gx, gxc) < 1e-4
         assert f(x[0], y[0]).shape == ()
 
 
