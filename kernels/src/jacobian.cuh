@@ -28,22 +28,31 @@ struct JacobianShape {
   static constexpr int kRows = kRowsPerThread * kThreadsR;  // output rows per block
 };
 
-// for_y = false: output rows are i and the reduction runs over j; for_y = true: rows j, over i.
-// E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l) of one strip).
+template <typename T, int kFeatures>
+struct JacobianTiles {
+  using C = typename CellState<T>::Compute;
+  static constexpr int kPad = 16 / sizeof(C);
+  alignas(16) C e[kJacInner][JacobianShape<T, kFeatures>::kRows + kPad];
+  alignas(16) C other[kJacInner][kFeatures + kPad];
+};
+
+// One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
+// true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
+// of one strip).
 template <typename T, bool for_y, int kFeatures>
-__global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> a) {
+__device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block, JacobianTiles<T, kFeatures>& tiles) {
   using State = CellState<T>;
   using C = typename State::Compute;
   using Shape = JacobianShape<T, kFeatures>;
-  constexpr int kRows = Shape::kRows, kRPT = Shape::kRowsPerThread, kPad = 16 / sizeof(C);
-  __shared__ alignas(16) C e_tile[kJacInner][kRows + kPad];
-  __shared__ alignas(16) C o_tile[kJacInner][kFeatures + kPad];
+  constexpr int kRows = Shape::kRows, kRPT = Shape::kRowsPerThread;
+  auto& e_tile = tiles.e;
+  auto& o_tile = tiles.other;
 
   const int64_t b = blockIdx.z;
   const int64_t xl = a.x_len ? a.x_len[b] : a.n, yl = a.y_len ? a.y_len[b] : a.m;
   const int64_t rows = for_y ? yl : xl, inner = for_y ? xl : yl;
   const int64_t padded_rows = for_y ? a.m : a.n, padded_inner = for_y ? a.n : a.m;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kRows;
+  const int64_t r0 = row_block * kRows;
   const int64_t d0 = static_cast<int64_t>(blockIdx.y) * kFeatures;
   const int tr = threadIdx.x / Shape::kThreadsF, tf = threadIdx.x % Shape::kThreadsF;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
@@ -118,6 +127,16 @@ __global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> a
       a.grad[at] = static_cast<T>(g);
     }
   }
+}
+
+// grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
+template <typename T, int kFeatures>
+__global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> gx, JacobianArgs<T> gy, int x_blocks) {
+  __shared__ JacobianTiles<T, kFeatures> tiles;
+  if (static_cast<int>(blockIdx.x) < x_blocks)
+    jacobian_block<T, false>(gx, blockIdx.x, tiles);
+  else
+    jacobian_block<T, true>(gy, blockIdx.x - x_blocks, tiles);
 }
 
 }  // namespace sdtw::kernels::detail

@@ -87,13 +87,14 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
 }
 
 // A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
-template <typename T, bool for_y, int kFeatures>
-void launch_jacobian(const detail::JacobianArgs<T>& args, int64_t rows, cudaStream_t stream) {
-  constexpr int kRows = detail::JacobianShape<T, kFeatures>::kRows;
-  const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows),
-                  static_cast<unsigned>((args.dim + kFeatures - 1) / kFeatures), static_cast<unsigned>(args.batch));
-  detail::jacobian_kernel<T, for_y, kFeatures><<<grid, detail::kJacThreads, 0, stream>>>(args);
-  check(cudaGetLastError(), for_y ? "grad_y launch" : "grad_x launch");
+template <typename T, int kFeatures>
+void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
+  constexpr int64_t kRows = detail::JacobianShape<T, kFeatures>::kRows;
+  const int64_t x_blocks = (gx.n + kRows - 1) / kRows, y_blocks = (gx.m + kRows - 1) / kRows;
+  const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((gx.dim + kFeatures - 1) / kFeatures),
+                  static_cast<unsigned>(gx.batch));
+  detail::jacobian_kernel<T, kFeatures><<<grid, detail::kJacThreads, 0, stream>>>(gx, gy, static_cast<int>(x_blocks));
+  check(cudaGetLastError(), "gradient launch");
 }
 
 }  // namespace
@@ -136,13 +137,10 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
   const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
   const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
-  if (p.dim > 32) {
-    launch_jacobian<T, false, 64>(gx, p.n, stream);
-    launch_jacobian<T, true, 64>(gy, p.m, stream);
-  } else {
-    launch_jacobian<T, false, 16>(gx, p.n, stream);
-    launch_jacobian<T, true, 16>(gy, p.m, stream);
-  }
+  if (p.dim > 32)
+    launch_jacobian<T, 64>(gx, gy, stream);
+  else
+    launch_jacobian<T, 16>(gx, gy, stream);
 }
 
 #define SDTW_INSTANTIATE(T)                                                                                   \
