@@ -1,3 +1,4 @@
+#include <atomic>
 #include <string>
 
 #include "backward.cuh"
@@ -42,16 +43,25 @@ void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t strea
 }
 
 // Persistent grid: enough resident blocks to fill the device, never more than the strips need.
-template <typename T, typename Kernel>
-int grid_for(Kernel kernel, int64_t total_strips) {
+// The device's capacity for a kernel is queried once per device and kept: the queries cost more
+// host time than a small launch.
+template <typename T, auto kernel>
+int grid_for(int64_t total_strips) {
   constexpr int kThreads = detail::warps_per_block<T>() * detail::kWarp;
-  int device = 0, sms = 0, per_sm = 0;
+  constexpr int kDevices = 64;
+  static std::atomic<int> resident_blocks[kDevices] = {};
+  int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0), "cudaOccupancy");
+  int resident = device < kDevices ? resident_blocks[device].load(std::memory_order_relaxed) : 0;
+  if (resident == 0) {
+    int sms = 0, per_sm = 0;
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0), "cudaOccupancy");
+    resident = sms * (per_sm > 0 ? per_sm : 1);
+    if (device < kDevices) resident_blocks[device].store(resident, std::memory_order_relaxed);
+  }
   const int64_t warps_per_block = kThreads / detail::kWarp;
   const int64_t wanted = (total_strips + warps_per_block - 1) / warps_per_block;
-  const int64_t resident = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
@@ -65,8 +75,8 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   detail::ForwardArgs<T> args{schedule_for(p, w, workspace), p.gamma, values,
                               reinterpret_cast<typename CellState<T>::Word*>(base + w.state),
                               reinterpret_cast<double*>(base + w.ring)};
-  auto kernel = detail::forward_kernel<T, Cost>;
-  kernel<<<grid_for<T>(kernel, p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(cost, args);
+  constexpr auto kernel = detail::forward_kernel<T, Cost>;
+  kernel<<<grid_for<T, kernel>(p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
 }
 
@@ -81,8 +91,9 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
   detail::BackwardArgs<T> args{schedule_for(p, w, workspace), dvalues,
                                reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
                                reinterpret_cast<C*>(base + w.ring)};
-  auto kernel = dense_E ? detail::backward_kernel<T, true> : detail::backward_kernel<T, false>;
-  kernel<<<grid_for<T>(kernel, p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
+  constexpr auto dense = detail::backward_kernel<T, true>, in_state = detail::backward_kernel<T, false>;
+  const int grid = dense_E ? grid_for<T, dense>(p.batch * w.strips) : grid_for<T, in_state>(p.batch * w.strips);
+  (dense_E ? dense : in_state)<<<grid, detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
   check(cudaGetLastError(), "backward launch");
 }
 

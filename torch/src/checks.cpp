@@ -21,7 +21,8 @@ bool cuda_checks_enabled() {
 void check_finite(const at::Tensor& t, const char* name) {
   if (t.numel() == 0) return;
   if (!t.is_cpu()) {
-    if (t.is_cuda() && cuda_checks_enabled()) at::_assert_async(at::isfinite(t).all());
+    // max |t| < inf is false for NaN too: four small kernels instead of isfinite's six.
+    if (t.is_cuda() && cuda_checks_enabled()) at::_assert_async(t.abs().amax() < INFINITY);
     return;
   }
   const at::Tensor bad = at::logical_not(at::isfinite(t));
