@@ -40,7 +40,8 @@ def main():
     out = sys.stdout
     out.write(f"# Kernel micro-benchmark: forward + backward, float32\n\n")
     out.write(f"GPU: {args.gpu}; commit: {args.commit}; date: {args.date}.\n")
-    out.write("Measured with `build/kernels/bench/sdtw_kernels_bench --benchmark_repetitions=5` (CUDA events "
+    reps = next(r["repetitions"] for r in runs if r.get("run_type") == "aggregate")
+    out.write(f"Measured with `sdtw_kernels_bench --benchmark_repetitions={reps}` (CUDA events "
               "around forward + backward, min 0.5 s per repetition; median over repetitions, spread = stddev).\n\n")
     out.write("| B | N = M | D | mode | median ms | stddev ms | cells/s | workspace B/cell | fused / unfused | target |\n")
     out.write("|---|---|---|---|---|---|---|---|---|---|\n")
