@@ -4,6 +4,7 @@
 #include "backward.cuh"
 #include "forward.cuh"
 #include "jacobian.cuh"
+#include "pairwise.cuh"
 #include "sdtw/kernels/costs.cuh"
 #include "sdtw/kernels/soft_dtw.hpp"
 #include "workspace.hpp"
@@ -154,12 +155,27 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
     launch_jacobian<T, 16>(gx, gy, stream);
 }
 
+template <typename T>
+void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream_t stream) {
+  if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
+    throw std::invalid_argument("sdtw::kernels: sqeuclidean_cost needs batch, n, m and dim >= 1");
+  require(x, "x");
+  require(y, "y");
+  require(D, "D");
+  constexpr int64_t kTile = detail::kWarp, kCols = kTile * detail::kCostTileWarps;
+  const dim3 grid(static_cast<unsigned>((p.m + kCols - 1) / kCols), static_cast<unsigned>((p.n + kTile - 1) / kTile),
+                  static_cast<unsigned>(p.batch));
+  detail::cost_tile_kernel<T><<<grid, kCols, 0, stream>>>(SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, p.n, p.m, D);
+  check(cudaGetLastError(), "cost launch");
+}
+
 #define SDTW_INSTANTIATE(T)                                                                                   \
   template std::size_t workspace_bytes<T>(const Problem&);                                                    \
   template void cost_forward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                           \
   template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                          \
   template void sqeuclidean_forward<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);          \
-  template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t);
+  template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t); \
+  template void sqeuclidean_cost<T>(const Problem&, const T*, const T*, T*, cudaStream_t);
 SDTW_INSTANTIATE(float)
 SDTW_INSTANTIATE(double)
 #undef SDTW_INSTANTIATE

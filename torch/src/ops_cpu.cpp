@@ -65,6 +65,9 @@ void check_state(const at::Tensor& state, const Pair& p) {
 constexpr int64_t kBroadcastLimit = int64_t{1} << 23;
 
 at::Tensor sqeuclidean_cost(const at::Tensor& a, const at::Tensor& b) {
+#ifdef SDTW_TORCH_WITH_CUDA
+  if (a.is_cuda()) return sqeuclidean_cost_cuda_autograd(a, b);
+#endif
   if (a.size(0) * a.size(1) * b.size(1) * a.size(2) <= kBroadcastLimit)
     return (a.unsqueeze(2) - b.unsqueeze(1)).pow(2).sum(-1);
   const at::Tensor centre = ((a.sum(1, true) + b.sum(1, true)) / double(a.size(1) + b.size(1))).detach();
@@ -185,6 +188,7 @@ TORCH_LIBRARY(sdtw, m) {
       "sqeuclidean_backward(Tensor dvalues, Tensor x, Tensor y, Tensor state, float gamma, int bandwidth=-1,"
       " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");
+  m.def("sqeuclidean_cost(Tensor x, Tensor y) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CPU, m) {

@@ -5,6 +5,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <stdexcept>
@@ -175,9 +176,68 @@ int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64
   return workspace_bytes(problem, is_double ? at::kDouble : at::kFloat);
 }
 
+// The kernel behind sdtw::sqeuclidean_cost: x (B, N, D), y (B, M, D), float or double, one device.
+at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
+  TORCH_CHECK_VALUE(x.dim() == 3 && y.dim() == 3 && x.size(0) == y.size(0) && x.size(2) == y.size(2),
+                    "sqeuclidean_cost: x (B, N, D) and y (B, M, D) (got shapes ", x.sizes(), " and ", y.sizes(), ")");
+  TORCH_CHECK_TYPE(x.scalar_type() == y.scalar_type() &&
+                       (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble),
+                   "sqeuclidean_cost: x and y must both be float32 or both float64 (got ", x.scalar_type(), ", ",
+                   y.scalar_type(), ")");
+  TORCH_CHECK(x.device() == y.device(), "sqeuclidean_cost: x and y must be on the same device");
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const at::Tensor xc = x.contiguous(), yc = y.contiguous();
+  at::Tensor D = at::empty({x.size(0), x.size(1), y.size(1)}, xc.options());
+  if (D.numel() == 0 || x.size(2) == 0) return D.zero_();
+  kernels::Problem problem;
+  problem.batch = x.size(0);
+  problem.n = x.size(1);
+  problem.m = y.size(1);
+  problem.dim = x.size(2);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  run([&] {
+    if (x.scalar_type() == at::kDouble)
+      kernels::sqeuclidean_cost<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(), D.data_ptr<double>(),
+                                        stream);
+    else
+      kernels::sqeuclidean_cost<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(), D.data_ptr<float>(),
+                                       stream);
+  });
+  return D;
+}
+
+namespace {
+
+// D = ||x_i - y_j||^2 as one autograd node: the forward goes through the dispatcher (so fake
+// tensors trace it), the backward is dL/dx = 2 (rowsum(G) x - G y), dL/dy = 2 (colsum(G) y - G^T x).
+struct SqEuclideanCost : torch::autograd::Function<SqEuclideanCost> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y) {
+    ctx->save_for_backward({x, y});
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("sdtw::sqeuclidean_cost", "")
+                               .typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+    return op.call(x, y);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &y = saved[1], &G = grads[0];
+    const at::Tensor gx = 2.0 * (x * G.sum(2).unsqueeze(-1) - at::bmm(G, y));
+    const at::Tensor gy = 2.0 * (y * G.sum(1).unsqueeze(-1) - at::bmm(G.transpose(1, 2), x));
+    return {gx, gy};
+  }
+};
+
+}  // namespace
+
+at::Tensor sqeuclidean_cost_cuda_autograd(const at::Tensor& x, const at::Tensor& y) {
+  return SqEuclideanCost::apply(x, y);
+}
+
 }  // namespace sdtw::ops::detail
 
 TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
+  m.impl("sqeuclidean_cost", TORCH_FN(sdtw::ops::detail::sqeuclidean_cost_cuda));
   m.impl("cost_forward", TORCH_FN(sdtw::ops::detail::cost_forward_cuda));
   m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cuda));
   m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cuda));

@@ -27,6 +27,12 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
 // The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);
 
+#ifdef SDTW_TORCH_WITH_CUDA
+// ||x_i - y_j||^2 of CUDA tensors (batch x n x dim, batch x m x dim, float or double) by the
+// kernels' cost policy, differentiable (one kernel forward; bmm and reductions backward).
+at::Tensor sqeuclidean_cost_cuda_autograd(const at::Tensor& x, const at::Tensor& y);
+#endif
+
 // Bytes of the CUDA state (the kernels' workspace) for one call; -1 without CUDA support.
 int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double);
 

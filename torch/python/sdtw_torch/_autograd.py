@@ -88,6 +88,10 @@ if NEW_API:
     def _(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
         return _fake_forward(D, D.shape[-2], D.shape[-1], 1, bandwidth)
 
+    @torch.library.register_fake("sdtw::sqeuclidean_cost")
+    def _(x, y):
+        return x.new_empty((x.shape[0], x.shape[1], y.shape[1]))
+
     @torch.library.register_fake("sdtw::cost_backward")
     def _(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
         return torch.empty_like(D, memory_format=torch.contiguous_format)

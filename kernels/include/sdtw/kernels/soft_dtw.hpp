@@ -60,4 +60,10 @@ template <typename T>
 void sqeuclidean_backward(const Problem& problem, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
                           void* workspace, cudaStream_t stream);
 
+// The squared-Euclidean cost tensor D = ||x_i - y_j||^2 (batch x n x m, row-major) from x and y
+// as above, by the fused mode's cost policy (direct differences, no cancellation), for callers of
+// the unfused mode who want this cost. Only batch, n, m and dim of the problem are read.
+template <typename T>
+void sqeuclidean_cost(const Problem& problem, const T* x, const T* y, T* D, cudaStream_t stream);
+
 }  // namespace sdtw::kernels

@@ -1,0 +1,57 @@
+// The written-out squared-Euclidean cost against the float64 sums of the test harness, on a
+// poisoned output so that an unwritten element fails.
+#include <cmath>
+#include <limits>
+
+#include "harness.hpp"
+
+namespace sdtw::kernels::testing {
+namespace {
+
+template <typename T>
+void check_cost(const Case& c, double tol) {
+  auto rng = seeded_rng("cost tensor");
+  const Inputs in = draw_inputs(rng, c);
+  const std::vector<T> want = cost_tensor<T>(c, in);
+  DeviceBuffer<T> x(in.x.size()), y(in.y.size()), D(want.size());
+  x.upload(cast<T>(in.x));
+  y.upload(cast<T>(in.y));
+  D.upload(std::vector<T>(want.size(), std::numeric_limits<T>::quiet_NaN()));
+  Problem p;
+  p.batch = c.batch;
+  p.n = c.n;
+  p.m = c.m;
+  p.dim = c.dim;
+  sqeuclidean_cost<T>(p, x.get(), y.get(), D.get(), nullptr);
+  ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  const std::vector<T> got = D.download();
+  double worst = 0;
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    const double err = std::abs(static_cast<double>(got[k]) - want[k]) / (std::abs(static_cast<double>(want[k])) + 1.0);
+    worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+  }
+  EXPECT_LE(worst, tol) << c;
+}
+
+class CostTensor : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CostTensor, MatchesFloat64Sums) {
+  SDTW_REQUIRE_GPU();
+  check_cost<float>(GetParam(), 1e-5);
+  check_cost<double>(GetParam(), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, CostTensor,
+                         ::testing::Values(Case{1, 1, 1, 1, 1.0}, Case{2, 1, 37, 3, 1.0}, Case{3, 33, 1, 5, 1.0},
+                                           Case{2, 64, 129, 8, 1.0}, Case{1, 95, 70, 33, 1.0},
+                                           Case{4, 40, 300, 64, 1.0}, Case{1, 17, 19, 130, 1.0}));
+
+TEST(CostTensor, BadShapesAreRejected) {
+  Problem p;
+  p.dim = 0;
+  float dummy = 0;
+  EXPECT_THROW(sqeuclidean_cost<float>(p, &dummy, &dummy, &dummy, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sdtw::kernels::testing
