@@ -2,6 +2,9 @@
 # One call on the GPU machine: configure, build, run the GPU tests and the kernel micro-benchmark,
 # write logs under $OUT (or ./gpu-out) and print a short summary last.
 # Usage: scripts/gpu_check.sh [--skip "baselines;torch;harness"] [--bench-filter REGEX] [--tests REGEX]
+# Environment: SDTW_TRAIN=1 runs examples/train.py (fused and not); SDTW_SANITIZE=1 runs
+# compute-sanitizer (memcheck, racecheck, synccheck) on a subset of the kernel tests;
+# SDTW_BENCH_REPS sets the benchmark repetitions; SDTW_NCU=<benchmark filter> profiles with ncu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -50,6 +53,16 @@ if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
     PYTHONPATH=torch/python SDTW_TORCH_LIBRARY=build-gpu/torch/libsdtw_torch.so \
       python3 examples/train.py --device cuda --fused $fused >>"$out/train.txt" 2>&1
     summary+=("train fused=$fused: exit $? $(tail -1 "$out/train.txt")")
+  done
+fi
+if [ -n "${SDTW_SANITIZE:-}" ] && [ -x build-gpu/kernels/tests/sdtw_kernels_tests ]; then
+  # Agreement cases 0, 3, 4, 7, 9 (N = M = 1, 32 x 32, 33 x 31, per-pair lengths, 257 x 130; both
+  # modes and dtypes), the launch tests (repeats, graph capture) and the cost tensor.
+  filter='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*'
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 build-gpu/kernels/tests/sdtw_kernels_tests \
+      --gtest_filter="$filter" >"$out/sanitizer_$tool.txt" 2>&1
+    summary+=("compute-sanitizer $tool: exit $? $(grep -hE 'PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$tool.txt" | tr '\n' ' ')")
   done
 fi
 echo "---- failed tests"; grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/ctest.log" | head -30
