@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <ostream>
+#include <utility>
 
 #include "ops_internal.hpp"
 #include "sdtw/torch/ops.hpp"
@@ -90,20 +91,27 @@ bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
   return false;
 }
 
+// gamma and bandwidth of a call, kept on the node for its backward.
+void save_options(AutogradContext* ctx, double gamma, int64_t bandwidth) {
+  ctx->saved_data["gamma"] = gamma;
+  ctx->saved_data["bandwidth"] = bandwidth;
+}
+std::pair<double, int64_t> saved_options(AutogradContext* ctx) {
+  return {ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
+}
+
 struct CostFunction : public torch::autograd::Function<CostFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
                             const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
     auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
     ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-    ctx->saved_data["gamma"] = gamma;
-    ctx->saved_data["bandwidth"] = bandwidth;
+    save_options(ctx, gamma, bandwidth);
     return values;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
-    const double gamma = ctx->saved_data["gamma"].toDouble();
-    const int64_t bandwidth = ctx->saved_data["bandwidth"].toInt();
+    const auto [gamma, bandwidth] = saved_options(ctx);
     const auto x_lengths = present(saved[2]), y_lengths = present(saved[3]);
     at::Tensor state = saved[1];
     if (state_consumed(ctx, state)) state = std::get<1>(ops::cost_forward(saved[0], gamma, bandwidth, x_lengths, y_lengths));
@@ -118,15 +126,13 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
                             const c10::optional<at::Tensor>& y_lengths) {
     auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
     ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-    ctx->saved_data["gamma"] = gamma;
-    ctx->saved_data["bandwidth"] = bandwidth;
+    save_options(ctx, gamma, bandwidth);
     return values;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
-    const double gamma = ctx->saved_data["gamma"].toDouble();
-    const int64_t bandwidth = ctx->saved_data["bandwidth"].toInt();
+    const auto [gamma, bandwidth] = saved_options(ctx);
     const auto x_lengths = present(saved[3]), y_lengths = present(saved[4]);
     at::Tensor state = saved[2];
     if (state_consumed(ctx, state))
