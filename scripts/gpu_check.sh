@@ -4,7 +4,8 @@
 # Usage: scripts/gpu_check.sh [--skip "baselines;torch;harness"] [--bench-filter REGEX] [--tests REGEX]
 # Environment: SDTW_TRAIN=1 runs examples/train.py (fused and not); SDTW_SANITIZE=1 runs
 # compute-sanitizer (memcheck, racecheck, synccheck) on a subset of the kernel tests;
-# SDTW_BENCH_REPS sets the benchmark repetitions; SDTW_NCU=<benchmark filter> profiles with ncu.
+# SDTW_BENCH_REPS sets the benchmark repetitions; SDTW_NCU=<benchmark filter> profiles with ncu;
+# SDTW_GIT_COMMIT (and SDTW_GIT_DIRTY) name the commit where the copy's .git is missing or stale.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 export TORCH_CUDA_ARCH_LIST=9.0
 {
-  echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git status --porcelain 2>/dev/null | grep -q . && echo ' (dirty)')"
+  echo "commit: ${SDTW_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)$(git status --porcelain 2>/dev/null | grep -q . && echo ' (dirty)')}"
   echo "date: $(date -u +%Y-%m-%d)"
 } >"$out/meta.txt"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)

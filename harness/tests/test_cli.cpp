@@ -92,6 +92,19 @@ TEST_F(BenchCli, LimitThenTornRowThenResume) {
   EXPECT_NE(out.find("median ms"), std::string::npos) << out;
 }
 
+TEST_F(BenchCli, CommitFromTheEnvironmentWinsOverGit) {
+  const std::string cfg = kConfigs + "/ci.yaml";
+  ::setenv("SDTW_GIT_COMMIT", "0123456789abcdef", 1);
+  ::setenv("SDTW_GIT_DIRTY", "false", 1);
+  const int rc = bench("--sweep " + cfg + " --out " + p("r") + " --limit 1 --no-table");
+  ::unsetenv("SDTW_GIT_COMMIT");
+  ::unsetenv("SDTW_GIT_DIRTY");
+  ASSERT_EQ(rc, 0) << out;
+  const auto j = nlohmann::json::parse(read_file(p("r/ci.json")));
+  EXPECT_EQ(j["metadata"]["git_commit"].get<std::string>(), "0123456789abcdef");
+  EXPECT_EQ(j["metadata"]["git_dirty"].get<std::string>(), "false");
+}
+
 TEST_F(BenchCli, SigkillMidSweepThenResume) {
   // Enough work that the kill lands mid-sweep: 24 float64-reference points of ~10 ms each.
   std::ofstream(p("kill.yaml")) << "name: kill\nsettings:\n  reps: 2\ngrids:\n  - impl: reference_cpu\n"

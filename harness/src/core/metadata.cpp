@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <optional>
@@ -71,6 +72,12 @@ std::optional<std::string> capture(const std::string& command) {
 
 GitInfo git_info(const std::string& dir) {
   GitInfo g;
+  // A copy of the tree whose .git is missing or stale (a lent GPU machine) is named by the caller.
+  if (const char* commit = std::getenv("SDTW_GIT_COMMIT"); commit && *commit) {
+    g.commit = commit;
+    if (const char* dirty = std::getenv("SDTW_GIT_DIRTY"); dirty && *dirty) g.dirty = dirty;
+    return g;
+  }
   const std::string q = "'" + dir + "'";
   if (auto c = capture("git -C " + q + " rev-parse HEAD"); c && !c->empty()) {
     g.commit = *c;
