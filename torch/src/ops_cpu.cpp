@@ -59,9 +59,10 @@ void check_state(const at::Tensor& state, const Pair& p) {
                     "state does not belong to these inputs: pass the state that the forward returned for them");
 }
 
-// Squared Euclidean costs without cuBLAS for small problems (exact, B*N*M*D memory); above the
-// limit, the expanded form ||a||^2 + ||b||^2 - 2 a.b on data centred by a common mean (one bmm,
-// B*N*M memory; centring keeps the cancellation small, clamping keeps D >= 0).
+// Squared Euclidean costs. CUDA: the kernels' cost policy (exact). CPU: broadcasting for small
+// problems (exact, B*N*M*D memory); above the limit, the expanded form ||a||^2 + ||b||^2 - 2 a.b on
+// data centred by a common mean (one bmm, B*N*M memory; centring keeps the cancellation small,
+// clamping keeps D >= 0).
 constexpr int64_t kBroadcastLimit = int64_t{1} << 23;
 
 at::Tensor sqeuclidean_cost(const at::Tensor& a, const at::Tensor& b) {

@@ -176,34 +176,27 @@ int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64
   return workspace_bytes(problem, is_double ? at::kDouble : at::kFloat);
 }
 
-// The kernel behind sdtw::sqeuclidean_cost: x (B, N, D), y (B, M, D), float or double, one device.
+// The kernel behind sdtw::sqeuclidean_cost: x (B, N, D) or (N, D), y likewise, one device; the
+// same argument checks and compute dtype as the other operators.
 at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
-  TORCH_CHECK_VALUE(x.dim() == 3 && y.dim() == 3 && x.size(0) == y.size(0) && x.size(2) == y.size(2),
-                    "sqeuclidean_cost: x (B, N, D) and y (B, M, D) (got shapes ", x.sizes(), " and ", y.sizes(), ")");
-  TORCH_CHECK_TYPE(x.scalar_type() == y.scalar_type() &&
-                       (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble),
-                   "sqeuclidean_cost: x and y must both be float32 or both float64 (got ", x.scalar_type(), ", ",
-                   y.scalar_type(), ")");
-  TORCH_CHECK(x.device() == y.device(), "sqeuclidean_cost: x and y must be on the same device");
   const c10::cuda::CUDAGuard device_guard(x.device());
-  const at::Tensor xc = x.contiguous(), yc = y.contiguous();
-  at::Tensor D = at::empty({x.size(0), x.size(1), y.size(1)}, xc.options());
-  if (D.numel() == 0 || x.size(2) == 0) return D.zero_();
-  kernels::Problem problem;
-  problem.batch = x.size(0);
-  problem.n = x.size(1);
-  problem.m = y.size(1);
-  problem.dim = x.size(2);
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  run([&] {
-    if (x.scalar_type() == at::kDouble)
-      kernels::sqeuclidean_cost<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(), D.data_ptr<double>(),
-                                        stream);
-    else
-      kernels::sqeuclidean_cost<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(), D.data_ptr<float>(),
-                                       stream);
-  });
-  return D;
+  const Pair p = check_xy(x, y);
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  at::Tensor D = at::empty({p.batch, p.n, p.m}, xc.options());
+  if (p.batch > 0) {
+    const kernels::Problem problem = make_problem(p, 1.0, -1);
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      if (compute == at::kDouble)
+        kernels::sqeuclidean_cost<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(), D.data_ptr<double>(),
+                                          stream);
+      else
+        kernels::sqeuclidean_cost<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(), D.data_ptr<float>(),
+                                         stream);
+    });
+  }
+  return unbatch(D, p);
 }
 
 namespace {

@@ -90,7 +90,7 @@ if NEW_API:
 
     @torch.library.register_fake("sdtw::sqeuclidean_cost")
     def _(x, y):
-        return x.new_empty((x.shape[0], x.shape[1], y.shape[1]))
+        return x.new_empty(x.shape[:-1] + y.shape[-2:-1], dtype=_value_dtype(x.dtype))
 
     @torch.library.register_fake("sdtw::cost_backward")
     def _(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):

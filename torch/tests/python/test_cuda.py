@@ -241,3 +241,15 @@ def test_non_finite_input_fails_asynchronously_on_the_device():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
     assert "assert" in (result.stderr + result.stdout).lower()
+
+
+def test_sqeuclidean_cost_operator():
+    x, y = rand(3, 40, 5), rand(3, 33, 5, seed=3)
+    want = ((x.double()[:, :, None] - y.double()[:, None]) ** 2).sum(-1)
+    torch.testing.assert_close(torch.ops.sdtw.sqeuclidean_cost(x, y).double(), want, rtol=1e-5, atol=1e-5)
+    assert torch.ops.sdtw.sqeuclidean_cost(x[0], y[0]).shape == (40, 33)
+    assert torch.ops.sdtw.sqeuclidean_cost(x.half(), y.half()).dtype == torch.float32
+    with pytest.raises(TypeError, match="same dtype"):
+        torch.ops.sdtw.sqeuclidean_cost(x, y.double())
+    with pytest.raises(ValueError, match="same number of features"):
+        torch.ops.sdtw.sqeuclidean_cost(x, y[..., :4])
