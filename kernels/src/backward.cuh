@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
           if constexpr (kDenseE)
             E_row[j] = static_cast<T>(e);
           else
-            chunk_state[-step * kWarp] = State::from_alignment(e);
+            chunk_state[-step * kWarp] = State::hold(e);
         }
         if (writes_ring & active) {
           ring_out[2 * j] = n_up;

@@ -2,8 +2,9 @@
 // Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
 // of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
-// predecessor weights for the backward. Work goes in chunks of 32 steps: the chunk's cost tile and
-// border values are fetched together first, so no load latency sits on the dependent chain.
+// predecessor weights for the backward. A warp first stages its strip's whole cost in the strip's
+// state words, then walks the strip in chunks of 32 steps: the chunk's costs and border values are
+// fetched together first, so neither the cost's arithmetic nor a load latency sits on the chain.
 #include <climits>
 #include <cmath>
 
@@ -62,9 +63,37 @@ __host__ __device__ constexpr int warps_per_block() {
   return sizeof(T) == 4 ? 4 : 2;  // keeps the cost tiles under 48 KB of static shared memory
 }
 
-// The cost tile of a warp is a ring of 64 columns per row: a chunk writes its 32 columns at
+// The cost tile of a warp is a ring of 64 columns per row: staging writes 32 columns at
 // (chunk parity) * 32 and reads back up to 31 columns of the chunk before, both bank-conflict free.
 constexpr int kTileColumns = 2 * kWarp;
+
+// Writes cost(row0 + lane, j) into the strip's state word of warp step j + lane, for every step of
+// the strip (0 off the grid). The cost's loads and arithmetic then run before the chain (while the
+// strips below would only wait), never between two dependent steps. Columns come from the policy
+// 32 at a time and turn into warp steps through the warp's tile ring, so the stores are whole warp
+// steps.
+template <typename T, typename Cost>
+__device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
+                            int64_t b, int row0, int rows, int cols, typename CellState<T>::Word* st) {
+  const int lane = threadIdx.x & 31, last_step = cols + kWarp - 1;
+  for (int t0 = 0; t0 < last_step; t0 += kWarp) {
+    const int parity = (t0 / kWarp) & 1;
+    if (t0 < cols) {
+      T column[kWarp];
+      cost.column(b, row0, rows, t0 + lane < cols ? t0 + lane : cols - 1, scratch, column);
+#pragma unroll
+      for (int r = 0; r < kWarp; ++r) tile[r][parity * kWarp + lane] = column[r];
+    }
+    __syncwarp();
+#pragma unroll 8
+    for (int step = 0; step < kWarp; ++step) {
+      const int t = t0 + step, j = t - lane;
+      const T c = j >= 0 && j < cols ? tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)] : T(0);
+      if (t < last_step) st[static_cast<int64_t>(t) * kWarp] = CellState<T>::hold(c);
+    }
+    __syncwarp();
+  }
+}
 
 template <typename T, typename Cost>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
@@ -105,15 +134,17 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
     int known_above = 0;
+    stage_costs(cost, scratch[warp], tiles[warp], b, row0, rows, cols, st);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
-      if (t0 < cols) {
-        T column[kWarp];
-        const int j = t0 + lane < cols ? t0 + lane : cols - 1;
-        cost.column(b, row0, rows, j, scratch[warp], column);
+      auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
+      // The chunk's costs go from its state words (this lane's own) to where its steps read them.
+      T chunk_cost[kWarp];
 #pragma unroll
-        for (int r = 0; r < kWarp; ++r) tiles[warp][r][parity * kWarp + lane] = column[r];
-      }
+      for (int step = 0; step < kWarp; ++step)
+        chunk_cost[step] = t0 + step < last_step ? State::held(chunk_state[step * kWarp]) : T(0);
+#pragma unroll
+      for (int step = 0; step < kWarp; ++step) my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)] = chunk_cost[step];
       double border = inf;  // R(row0 - 1, t0 + lane)
       if (k > 0 && t0 < cols) {
         if (lane == 0) known_above = wait_for(above_progress, min(t0 + kWarp, cols), known_above);
@@ -121,7 +152,6 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         if (t0 + lane < cols) border = __ldcg(ring_in + t0 + lane);
       }
       __syncwarp();
-      auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
       // Step s of the chunk is column t0 + s - lane: which steps are in the grid and in the band.
       const uint32_t in_grid = step_mask(lane - t0, j_end - t0 + lane);
       const uint32_t in_band = step_mask(band_lo - t0 + lane, band_hi - t0 + lane);

@@ -1,5 +1,6 @@
 #include <atomic>
 #include <string>
+#include <type_traits>
 
 #include "backward.cuh"
 #include "forward.cuh"
@@ -101,7 +102,7 @@ void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* works
 // A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
 template <typename T, int kFeatures>
 void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
-  constexpr int64_t kRows = detail::JacobianShape<T, kFeatures>::kRows;
+  constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
   const int64_t x_blocks = (gx.n + kRows - 1) / kRows, y_blocks = (gx.m + kRows - 1) / kRows;
   const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((gx.dim + kFeatures - 1) / kFeatures),
                   static_cast<unsigned>(gx.batch));
@@ -149,10 +150,14 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
   const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
   const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
-  if (p.dim > 32)
-    launch_jacobian<T, 64>(gx, gy, stream);
-  else
+  // Each feature tile gathers all of E again, so float (tensor cores) takes the widest tile that
+  // holds the features; double keeps its FMA tiles at 64.
+  if (p.dim <= 16 || (!std::is_same_v<T, float> && p.dim <= 32))
     launch_jacobian<T, 16>(gx, gy, stream);
+  else if (!std::is_same_v<T, float> || p.dim <= 64)
+    launch_jacobian<T, 64>(gx, gy, stream);
+  else if constexpr (std::is_same_v<T, float>)
+    launch_jacobian<T, 128>(gx, gy, stream);
 }
 
 template <typename T>

@@ -1,6 +1,7 @@
 #pragma once
 // The saved state of one DP cell: the softmin weights of its predecessors (diagonal, up; left is
-// what is left of one), normalised to sum to one. The backward overwrites each cell with E.
+// what is left of one), normalised to sum to one. Before the forward reaches a cell its word holds
+// the cell's cost; the backward overwrites it with E (hold / held).
 #include <cstdint>
 
 namespace sdtw::kernels::detail {
@@ -30,8 +31,8 @@ struct CellState<float> {
     wup = static_cast<float>(qu) * (1.0f / kScale);
     wleft = static_cast<float>(65535u - qd - qu) * (1.0f / kScale);
   }
-  __device__ static Word from_alignment(float e) { return __float_as_uint(e); }
-  __device__ static float to_alignment(Word w) { return __uint_as_float(w); }
+  __device__ static Word hold(float v) { return __float_as_uint(v); }
+  __device__ static float held(Word w) { return __uint_as_float(w); }
 };
 
 struct alignas(16) DoublePair {
@@ -56,8 +57,8 @@ struct CellState<double> {
     wup = w.up;
     wleft = fmax(0.0, 1.0 - w.diag - w.up);
   }
-  __device__ static Word from_alignment(double e) { return {e, 0.0}; }
-  __device__ static double to_alignment(Word w) { return w.diag; }
+  __device__ static Word hold(double v) { return {v, 0.0}; }
+  __device__ static double held(Word w) { return w.diag; }
 };
 
 }  // namespace sdtw::kernels::detail

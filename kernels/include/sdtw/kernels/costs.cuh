@@ -3,6 +3,7 @@
 // of a warp asks the policy for one column of its strip's cost tile: out[r] = cost(row0 + r, j)
 // for the 32 rows of the strip. A new cost (L1, negative dot product) is a new policy.
 #include <cstdint>
+#include <type_traits>
 
 namespace sdtw::kernels {
 
@@ -29,23 +30,43 @@ struct SqEuclideanCost {
   const T* y;
   int64_t n, m, dim;
 
-  struct Scratch {
+  struct alignas(16) Scratch {  // aligned so that a row of a slice is read by vector loads
     T x[kStripRows][kSlice];
   };
+  static constexpr int kPerVector = 16 / sizeof(T);
+  static_assert(kSlice % kPerVector == 0, "a slice is whole 16-byte vectors");
+
+  // row[d0, d0 + kSlice) into out, 0 past dim.
+  __device__ void load_slice(const T* row, int64_t d0, bool vectors, T (&out)[kSlice]) const {
+    using Vector = std::conditional_t<sizeof(T) == 4, float4, double2>;
+    if (vectors) {
+#pragma unroll
+      for (int v = 0; v < kSlice / kPerVector; ++v) {
+        Vector w{};
+        if (d0 + v * kPerVector < dim) w = __ldg(reinterpret_cast<const Vector*>(row + d0) + v);
+        const T* parts = reinterpret_cast<const T*>(&w);
+#pragma unroll
+        for (int e = 0; e < kPerVector; ++e) out[v * kPerVector + e] = parts[e];
+      }
+    } else {
+#pragma unroll
+      for (int q = 0; q < kSlice; ++q) out[q] = d0 + q < dim ? __ldg(row + d0 + q) : T(0);
+    }
+  }
   __device__ void column(int64_t b, int64_t row0, int64_t rows, int64_t j, Scratch& s, T (&out)[kStripRows]) const {
     const int lane = threadIdx.x & 31;
     const T* xi = x + (b * n + (row0 + lane < rows ? row0 + lane : row0)) * dim;
     const T* yj = y + (b * m + j) * dim;
+    // 16-byte loads where every row starts 16-byte aligned: each load instruction of a lane
+    // touches a separate row, so fewer, wider loads are what keeps the L1 from being the limit.
+    const bool vectors =
+        dim % kPerVector == 0 && (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
     // The next slice's loads are issued before this slice's products, so a column waits for
     // one memory round trip, not one per slice.
     T x_next[kSlice], y_next[kSlice];
     auto load = [&](int64_t d0) {
-#pragma unroll
-      for (int q = 0; q < kSlice; ++q) {
-        const bool inside = d0 + q < dim;
-        x_next[q] = inside ? __ldg(xi + d0 + q) : T(0);
-        y_next[q] = inside ? __ldg(yj + d0 + q) : T(0);
-      }
+      load_slice(xi, d0, vectors, x_next);
+      load_slice(yj, d0, vectors, y_next);
     };
 #pragma unroll
     for (int r = 0; r < kStripRows; ++r) out[r] = T(0);
