@@ -166,32 +166,39 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
   const int64_t d0 = static_cast<int64_t>(blockIdx.y) * kFeatures;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   constexpr int kStrips = for_y ? 1 : kRows / kWarp;
-  constexpr int kWidth = (for_y ? kRows : kJacInner) + kWarp - 1;  // warp steps that touch the tile
-
-  // A k-step's tile loads go in batches of independent loads (one latency per batch, not per
-  // load); every tile element is written, 0 off the grid, so no clearing pass is needed.
-  constexpr int kItems = (kStrips * kWidth + kJacWarps - 1) / kJacWarps;  // warp steps per warp and k-step
+  constexpr int kWidth = (for_y ? kRows : kJacInner) + kWarp - 1;  // warp steps of a strip that touch the tile
+  constexpr int kPerWarp = (kWidth + kJacWarps - 1) / kJacWarps;    // of which each warp loads a run
   constexpr int kBatch = 8;
   constexpr int kOthers = kJacInner * kFeatures / kJacThreads;
   static_assert(kJacInner * kFeatures % kJacThreads == 0, "the other tile divides among the threads");
+  const int first_step = warp * kPerWarp;
 
   Product product;
   for (int64_t k0 = 0; k0 < inner; k0 += kJacInner) {
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
-    for (int q0 = 0; q0 < kItems; q0 += kBatch) {
-      T e_item[kBatch];
+    // A strip's tile loads go in batches of independent loads (one latency per batch, not per
+    // load); every tile element is written, 0 off the grid, so no clearing pass is needed.
 #pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        const int item = warp + (q0 + q) * kJacWarps, strip = item / kWidth, step = item - strip * kWidth;
-        const int64_t i = i0 + strip * kWarp + lane, j = j0 + step - lane;
-        const bool ok = item < kStrips * kWidth && i < (for_y ? inner : rows) && j >= 0 && j < (for_y ? rows : inner);
-        e_item[q] = ok ? State::held(a.state[state_index(b * a.strips + i / kWarp, a.m, j0 + step, lane)]) : T(0);
-      }
+    for (int strip = 0; strip < kStrips; ++strip) {
+      const int64_t i = i0 + strip * kWarp + lane;
+      const bool row_ok = i < (for_y ? inner : rows);
+      const auto* words = a.state + state_index(b * a.strips + i0 / kWarp + strip, a.m, j0, lane);
 #pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        const int item = warp + (q0 + q) * kJacWarps, strip = item / kWidth, step = item - strip * kWidth;
-        const int row = for_y ? step - lane : strip * kWarp + lane, in = for_y ? strip * kWarp + lane : step - lane;
-        if (item < kStrips * kWidth && row >= 0 && row < kRows && in >= 0 && in < kJacInner) e_tile[in][row] = e_item[q];
+      for (int q0 = 0; q0 < kPerWarp; q0 += kBatch) {
+        T e_item[kBatch];
+#pragma unroll
+        for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
+          const int step = first_step + q0 + q;
+          const int64_t j = j0 + step - lane;
+          const bool ok = step < kWidth && row_ok && j >= 0 && j < (for_y ? rows : inner);
+          e_item[q] = ok ? State::held(words[step * kWarp]) : T(0);
+        }
+#pragma unroll
+        for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
+          const int step = first_step + q0 + q;
+          const int row = for_y ? step - lane : strip * kWarp + lane, in = for_y ? lane : step - lane;
+          if (step < kWidth && row >= 0 && row < kRows && in >= 0 && in < kJacInner) e_tile[in][row] = e_item[q];
+        }
       }
     }
     T o_item[kOthers];
@@ -219,8 +226,9 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
 }
 
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
+// Register caps chosen by measurement (H100): two blocks per SM for the wide feature tiles, three for the narrow one.
 template <typename T, int kFeatures>
-__global__ void __launch_bounds__(kJacThreads) jacobian_kernel(JacobianArgs<T> gx, JacobianArgs<T> gy, int x_blocks) {
+__global__ void __launch_bounds__(kJacThreads, kFeatures > 16 ? 2 : 3) jacobian_kernel(JacobianArgs<T> gx, JacobianArgs<T> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
     jacobian_block<T, false, kFeatures>(gx, blockIdx.x, tiles);
