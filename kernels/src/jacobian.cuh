@@ -146,9 +146,6 @@ using JacobianProduct = std::conditional_t<std::is_same_v<T, float>, Tf32Product
 // One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
 // true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
 // of one strip).
-// One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
-// true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
-// of one strip).
 template <typename T, bool for_y, int kFeatures>
 __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
