@@ -138,7 +138,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
       auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
-      // The chunk's costs go from its state words (this lane's own) to where its steps read them.
+      // The chunk's costs go from its state words (this lane's own) to where its steps read them:
+      // shared memory, since 32 more registers live across the chain would spill.
       T chunk_cost[kWarp];
 #pragma unroll
       for (int step = 0; step < kWarp; ++step)

@@ -150,14 +150,20 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
   const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
   const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
-  // Each feature tile gathers all of E again, so float (tensor cores) takes the widest tile that
-  // holds the features; double keeps its FMA tiles at 64.
-  if (p.dim <= 16 || (!std::is_same_v<T, float> && p.dim <= 32))
+  // Each feature tile gathers all of E again, so float (tensor cores) takes the narrowest tile that
+  // holds all the features, up to 128; double keeps its FMA tiles of 16 and 64.
+  if constexpr (std::is_same_v<T, float>) {
+    if (p.dim <= 16)
+      launch_jacobian<T, 16>(gx, gy, stream);
+    else if (p.dim <= 64)
+      launch_jacobian<T, 64>(gx, gy, stream);
+    else
+      launch_jacobian<T, 128>(gx, gy, stream);
+  } else if (p.dim <= 32) {
     launch_jacobian<T, 16>(gx, gy, stream);
-  else if (!std::is_same_v<T, float> || p.dim <= 64)
+  } else {
     launch_jacobian<T, 64>(gx, gy, stream);
-  else if constexpr (std::is_same_v<T, float>)
-    launch_jacobian<T, 128>(gx, gy, stream);
+  }
 }
 
 template <typename T>
