@@ -1,5 +1,6 @@
 """Loads result files into one tidy table of points: one row per implementation and (B, N, D),
-with the GPU it ran on, peak MB, ms, whether it counts (ok) and, when not, why."""
+with the GPU it ran on, the method that measured it, peak MB (and step MB where measured), ms,
+whether it counts (ok) and, when not, why. A ratio is only taken between two points of one method."""
 import json
 import math
 import re
@@ -12,7 +13,20 @@ SWEEP_COLUMNS = ["grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma",
                  "disposition", "time_ms_median", "peak_mb", "grad_err", "message"]
 ACCURACY_COLUMNS = ["impl", "device", "N", "gamma", "grad_err", "status"]
 PUBLISHED_GPU = "GPU not stated"
-POINT_COLUMNS = ["impl", "source", "gpu", "B", "N", "D", "ms", "peak_mb", "ok", "reason"]
+POINT_COLUMNS = ["impl", "source", "method", "gpu", "B", "N", "D", "ms", "peak_mb", "step_mb", "ok", "reason"]
+# How each source was measured (a ratio never mixes two of them).
+SWEEP_METHOD = "sdtw-bench"
+PEERS_METHOD = "python-one-process-mean5"
+PUBLISHED_METHOD = "published"
+METHODS = {
+    SWEEP_METHOD: "sdtw-bench sweep (C++ timing loop, median of the timed steps; peak allocated over the timed steps)",
+    PEERS_METHOD: "original codes re-run in one Python process for all points (mean of 5 steps; absolute peak "
+                  "including what earlier points left)",
+    PUBLISHED_METHOD: "as the seed paper published it (GPU not stated)",
+    "python-step-fresh-process": "baselines/originals: the user's Python step, each implementation in a fresh "
+                                 "process per grid (median of up to 20 steps; absolute peak and step memory)",
+}
+ORIGINALS_PREFIX = "step:"  # impl names of originals.csv: its ours_fused is another measurement than the sweep's
 
 # Display names; the seed paper's own implementation is softdtw-cuda-torch, never "ours".
 LABELS = {
@@ -24,12 +38,20 @@ LABELS = {
     "peer:maghoumi": "pytorch-softdtw-cuda (Maghoumi)",
     "peer:bgu_unfused": "softdtw-cuda-torch, unfused",
     "peer:bgu_fused": "softdtw-cuda-torch, fused",
+    "step:ours_fused": "ours, fused",
+    "step:ours_unfused": "ours, unfused",
+    "step:sdtw_cuda_torch_fused": "softdtw-cuda-torch, fused",
+    "step:sdtw_cuda_torch_unfused": "softdtw-cuda-torch, unfused",
+    "step:pytorch_softdtw_cuda": "pytorch-softdtw-cuda (Maghoumi)",
+    "step:pysdtw": "pysdtw",
 }
 DISPOSITION_WORDS = {"failed": "failed verification", "not_supported": "not supported",
                      "out_of_memory": "out of memory", "error": "error"}
 
 
 def label(impl):
+    if impl.startswith(ORIGINALS_PREFIX):
+        return LABELS.get(impl, impl[len(ORIGINALS_PREFIX):]) + " (Python step)"
     if impl.startswith("pub:"):
         return LABELS.get("peer:" + impl[4:], impl[4:]) + ", published"
     if impl in LABELS:
@@ -108,8 +130,8 @@ def sweep_points(df, gpu):
         ok = r.disposition == "passed"
         impl = r.impl if r.device == "cuda" else f"{r.impl}@{r.device}"
         rows.append({"impl": impl, "source": "ours" if r.impl.startswith("ours") else "reproduced",
-                     "gpu": gpu if r.device == "cuda" else "CPU", "B": r.B, "N": r.N, "D": r.D,
-                     "ms": r.time_ms_median, "peak_mb": r.peak_mb, "ok": ok,
+                     "method": SWEEP_METHOD, "gpu": gpu if r.device == "cuda" else "CPU", "B": r.B, "N": r.N,
+                     "D": r.D, "ms": r.time_ms_median, "peak_mb": r.peak_mb, "step_mb": math.nan, "ok": ok,
                      "reason": "" if ok else _reason(r.disposition, r.message)})
     return pd.DataFrame(rows, columns=POINT_COLUMNS)
 
@@ -124,8 +146,9 @@ def peer_points(paths, gpu):
         ok = not (pd.isna(r.peak_mb) or pd.isna(r.ms))
         note = "" if pd.isna(r.note) else str(r.note)
         reason = "" if ok else "error (" + (_short_error(note) or "no value") + ")"
-        rows.append({"impl": "peer:" + r.impl, "source": "reproduced", "gpu": gpu, "B": r.B, "N": r.N, "D": r.D,
-                     "ms": r.ms, "peak_mb": r.peak_mb, "ok": ok, "reason": reason})
+        rows.append({"impl": "peer:" + r.impl, "source": "reproduced", "method": PEERS_METHOD, "gpu": gpu,
+                     "B": r.B, "N": r.N, "D": r.D, "ms": r.ms, "peak_mb": r.peak_mb, "step_mb": math.nan,
+                     "ok": ok, "reason": reason})
     return pd.DataFrame(rows, columns=POINT_COLUMNS)
 
 
@@ -144,10 +167,30 @@ def published_points(path):
         for key, impl in names.items():
             mb, ms = r[f"{key}_mb"], r[f"{key}_ms"]
             ok = not (pd.isna(mb) or pd.isna(ms))
-            rows.append({"impl": impl, "source": "published", "gpu": PUBLISHED_GPU, "B": r["B"], "N": r["N"],
-                         "D": r["D"], "ms": ms, "peak_mb": mb, "ok": ok,
+            rows.append({"impl": impl, "source": "published", "method": PUBLISHED_METHOD, "gpu": PUBLISHED_GPU,
+                         "B": r["B"], "N": r["N"], "D": r["D"], "ms": ms, "peak_mb": mb, "step_mb": math.nan, "ok": ok,
                          "reason": "" if ok else "not reported (NaN in the published table)"})
     return pd.DataFrame(rows, columns=POINT_COLUMNS)
+
+
+def originals_points(csv_path, gpu):
+    """baselines/originals output: every implementation (ours included) measured one way, per row's
+    `method`; impl names get the "step:" prefix. Non-square or other-gamma rows are left out."""
+    df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
+    _require(df, ["method", "impl", "device", "B", "N", "M", "D", "disposition", "time_ms_median", "peak_mb",
+                  "step_mb", "grad_err", "reps", "message"], csv_path)
+    bad = set(df["disposition"]) - {"passed"} - set(DISPOSITION_WORDS)
+    if bad:
+        raise ValueError(f"{csv_path}: unknown dispositions {sorted(bad)}")
+    df["message"] = df["message"].fillna("").astype(str)
+    rows = []
+    for r in df[df["N"] == df["M"]].itertuples():
+        ok = r.disposition == "passed"
+        rows.append({"impl": ORIGINALS_PREFIX + r.impl, "source": "ours" if r.impl.startswith("ours") else "original",
+                     "method": r.method, "gpu": gpu if r.device == "cuda" else "CPU", "B": r.B, "N": r.N, "D": r.D,
+                     "ms": r.time_ms_median, "peak_mb": r.peak_mb, "step_mb": r.step_mb, "ok": ok,
+                     "reason": "" if ok else _reason(r.disposition, _short_error(r.message))})
+    return pd.DataFrame(rows, columns=POINT_COLUMNS), df
 
 
 def load_accuracy(csv_path):
@@ -177,14 +220,25 @@ def find_point(points, impl, b, n, d):
     return None if hit.empty else hit.iloc[0]
 
 
+class MixedMethods(ValueError):
+    """A ratio asked between numbers measured two ways (another GPU, another timing or memory method)."""
+
+
 def point_ratio(points, base, ours, bnd, field):
-    """(base / ours, "") at one (B, N, D), or (None, why) when either did not pass or was not measured."""
-    def one(impl):
-        r = find_point(points, impl, *bnd)
+    """(base / ours, "") at one (B, N, D), or (None, why) when either did not pass or was not measured.
+    Raises MixedMethods when the two were measured by different methods or on different GPUs."""
+    rows = [find_point(points, impl, *bnd) for impl in (base, ours)]
+    if all(r is not None for r in rows):
+        for key in ("method", "gpu"):
+            if rows[0][key] != rows[1][key]:
+                raise MixedMethods(f"{field} ratio {base} / {ours} at B={bnd[0]} N={bnd[1]} D={bnd[2]} mixes "
+                                   f"{key}s: {rows[0][key]!r} and {rows[1][key]!r}")
+
+    def one(r):
         if r is None:
             return None, "not measured"
         return (r[field], "") if r["ok"] else (None, r["reason"])
-    (bv, why_base), (ov, why_ours) = one(base), one(ours)
+    (bv, why_base), (ov, why_ours) = one(rows[0]), one(rows[1])
     if bv is None or ov is None:
         return None, why_base or f"ours: {why_ours}"
     return bv / ov, ""
@@ -193,7 +247,7 @@ def point_ratio(points, base, ours, bnd, field):
 class Results:
     """Everything the paper draws from: our sweep, its metadata, the peers and the published table."""
 
-    def __init__(self, sweep_csv, accuracy_csv=None, published_dir=None):
+    def __init__(self, sweep_csv, accuracy_csv=None, published_dir=None, originals_csv=None):
         self.sweep_csv = Path(sweep_csv)
         self.meta = load_metadata(sweep_csv)
         self.sweep = load_sweep(sweep_csv)
@@ -209,6 +263,12 @@ class Results:
         self.published = published_points(table) if table and table.exists() else pd.DataFrame(columns=POINT_COLUMNS)
         acc = pub / "peers-grad-accuracy.csv" if pub else None
         self.peer_accuracy = load_peer_accuracy(acc) if acc and acc.exists() else None
+        self.originals_csv = Path(originals_csv) if originals_csv else None
+        self.originals_meta, self.originals_rows = None, None
+        self.originals = pd.DataFrame(columns=POINT_COLUMNS)
+        if self.originals_csv and self.originals_csv.exists():
+            self.originals_meta = load_metadata(self.originals_csv)
+            self.originals, self.originals_rows = originals_points(self.originals_csv, self.originals_meta["gpu"])
 
     def grid(self, name):
         """Our sweep's (B, N, D) points of one grid, in sweep order."""
@@ -216,7 +276,8 @@ class Results:
         return list(dict.fromkeys(zip(rows["B"], rows["N"], rows["D"])))
 
     def all_points(self):
-        return pd.concat([self.ours, self.peers, self.published], ignore_index=True)
+        frames = [f for f in (self.ours, self.peers, self.published, self.originals) if not f.empty]
+        return pd.concat(frames, ignore_index=True)
 
     def stamp(self):
         m = self.meta

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter, ScalarFormatter
 
-from data import label, point_ratio
+from data import METHODS, PEERS_METHOD, SWEEP_METHOD, label, point_ratio
 
 STYLES = {
     "ours_fused": ("tab:blue", "o", "-"),
@@ -25,15 +25,29 @@ STYLES = {
     "pub:maghoumi": ("goldenrod", "v", ":"),
     "pub:bgu_unfused": ("olive", "D", ":"),
     "pub:bgu_fused": ("orchid", "p", ":"),
+    "step:ours_fused": ("navy", "o", "-."),
+    "step:ours_unfused": ("teal", "s", "-."),
+    "step:sdtw_cuda_torch_fused": ("indigo", "o", "-."),
+    "step:sdtw_cuda_torch_unfused": ("darkgreen", "s", "-."),
+    "step:pytorch_softdtw_cuda": ("chocolate", "^", "-."),
+    "step:pysdtw": ("tab:pink", "D", "-."),
 }
+# Ratio pairs of the speed-up figure: (baseline, ours, memory field), both from one file, one method.
+RATIO_PAIRS = [("maghoumi", "ours_fused", "peak_mb"), ("ours_unfused", "ours_fused", "peak_mb"),
+               ("step:pytorch_softdtw_cuda", "step:ours_fused", "step_mb"),
+               ("step:sdtw_cuda_torch_unfused", "step:ours_fused", "step_mb"),
+               ("step:sdtw_cuda_torch_fused", "step:ours_fused", "step_mb"),
+               ("step:pysdtw", "step:ours_fused", "step_mb")]
 SPARE = ["tab:brown", "tab:pink", "tab:olive", "black"]
 WIDTH, PANEL_H, TITLE_H, PANEL_TITLE_H, LEGEND_ROW_H = 11.0, 3.0, 0.75, 0.2, 0.2
 CAPTION_CHARS, CAPTION_LINE_H = 170, 0.135
 
 
 def method(results):
-    return (f"Time: ours, the median of {results.meta['reps']} timed steps; the original codes, the mean of 5 "
-            "(DESIGN.md §5). Memory: peak allocated by the CUDA caching allocator.")
+    text = (f"Solid: {METHODS[SWEEP_METHOD]}, {results.meta['reps']} timed steps. Dashed: {METHODS[PEERS_METHOD]}.")
+    if not results.originals.empty:
+        text += f" Dash-dot: {METHODS.get(results.originals['method'].iloc[0], 'baselines/originals')}."
+    return text + " Memory: peak allocated by the CUDA caching allocator."
 
 
 def style(impl, markers_only=False):
@@ -192,7 +206,8 @@ def sweep_axis(results, axis, combos, only=None):
                 ax.set_title(", ".join(f"{k} = {v}" for k, v in fixed.items()), fontsize=9)
     fixed_text = "; ".join(", ".join(f"{k} = {v}" for k, v in f.items()) for f in combos)
     published = any(i.startswith("pub:") for i in legend)
-    caption = (f"Forward + backward of sum(sdtw(x, y)), float32, gamma = {results.setting['gamma']}, {fixed_text}. "
+    caption = (f"Forward + backward of sum(sdtw(x, y)), float32, gamma = {results.setting['gamma']}, {fixed_text}; "
+               "values measured in different ways side by side, never divided. "
                f"Ours and our Maghoumi reimplementation: {results.meta['gpu']}; the original codes (dashed): "
                f"re-run on an {results.peer_gpu}"
                + ("; dotted: as the seed paper published them (GPU not stated). " if published else ". ")
@@ -202,12 +217,11 @@ def sweep_axis(results, axis, combos, only=None):
 
 
 def speedup(results):
-    """Our fused speed-up and memory saving (baseline / ours, x) over each baseline measured on the
-    same GPU model, on the seed paper's grid: one panel per (B, D), N along x."""
+    """Our fused speed-up and memory saving (baseline / ours, x) over each baseline measured in the same
+    file the same way, on the seed paper's grid: one panel per (B, D), N along x."""
     pts = results.all_points()
-    ours = "ours_fused"
-    baselines = [i for i in ["maghoumi", "peer:maghoumi", "peer:bgu_unfused", "peer:bgu_fused", "ours_unfused"]
-                 if i in set(pts["impl"])]
+    pairs = [p for p in RATIO_PAIRS if p[0] in set(pts["impl"])]
+    baselines = [base for base, _, _ in pairs]
     keys = results.grid("seed-grid")
     combos = list(dict.fromkeys((b, d) for b, _, d in keys))
     fig, axes = new_figure(2, max(len(combos), 1), sharey=True)
@@ -216,16 +230,21 @@ def speedup(results):
         xs = sorted({n for bb, n, dd in keys if (bb, dd) == (b, d)})
         for row, (field, ylabel) in enumerate([("ms", "speed-up (×)"), ("peak_mb", "memory saving (×)")]):
             ax = axes[row][col]
-            for base in baselines:
-                values = [point_ratio(pts, base, ours, (b, n, d), field) for n in xs]
+            for base, ours, memory in pairs:
+                values = [point_ratio(pts, base, ours, (b, n, d), memory if field == "peak_mb" else field)
+                          for n in xs]
                 draw(ax, base, xs, values, gaps if row == 0 else Gaps(), lambda n: (("B", b), ("N", n), ("D", d)))
             ax.axhline(1.0, color="0.4", linewidth=0.8)
             log_axes(ax, xs, "sequence length N = M", ylabel)
             ax.set_title(f"B = {b}, D = {d}", fontsize=9)
-    caption = (f"Ratio baseline / ours fused (above 1: ours is faster or smaller), ours on {results.meta['gpu']}. "
-               f"Baselines: our Maghoumi reimplementation (same GPU), the original codes re-run on an "
-               f"{results.peer_gpu} (dashed), and our own unfused path. The published numbers are left out here "
-               "(their GPU is not stated). " + method(results) + " " + gaps.caption())
+    originals = ("the original codes against ours through the Python package (dash-dot), both from "
+                 f"{results.originals_csv.name} ({METHODS.get(results.originals['method'].iloc[0], '')}; memory: "
+                 "step memory)" if not results.originals.empty else
+                 "the original codes are left out until baselines/originals has measured them")
+    caption = (f"Ratio baseline / ours fused (above 1: ours is faster or smaller), each ratio between two numbers of "
+               f"one file measured one way. Solid: our Maghoumi reimplementation and our own unfused path against ours "
+               f"fused ({results.sweep_csv.name}, {METHODS[SWEEP_METHOD]}; memory: peak); {originals}. The published "
+               "numbers and the one-process re-run are never divided. " + gaps.caption())
     return finish(fig, axes, "Our speed-up and memory saving over each baseline (seed paper's grid)",
                   results.stamp(), caption, baselines)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Rebuilds every table, figure and the report of the paper from results/:
-    python3 paper/make_paper.py [--sweep results/h100/paper.csv] [--accuracy ...] [--published ...] [--out paper]"""
+    python3 paper/make_paper.py [--sweep results/h100/paper.csv] [--accuracy ...] [--published ...]
+                                [--originals results/h100/originals.csv] [--out paper]"""
 import argparse
 import os
 import sys
@@ -37,14 +38,18 @@ def main(argv=None):
     ap.add_argument("--accuracy", default=ROOT / "results/h100/grad-accuracy.csv",
                     help="sdtw-bench check --accuracy-csv output; 'none' to leave the gradient figure out")
     ap.add_argument("--published", default=ROOT / "results/published", help="published and re-measured peers")
+    ap.add_argument("--originals", default=ROOT / "results/h100/originals.csv",
+                    help="baselines/originals output (the original codes and ours, one method); "
+                         "when absent, the report says so and claims no ratio against the originals")
     ap.add_argument("--out", default=ROOT / "paper", help="writes tables/, figures/ and report.md here")
     args = ap.parse_args(argv)
     accuracy = None if str(args.accuracy) == "none" else args.accuracy
-    results = Results(args.sweep, accuracy, args.published)
+    results = Results(args.sweep, accuracy, args.published, args.originals)
     out = Path(args.out)
     tables = write_tables(results, out / "tables")
     captions = write_figures(results, out / "figures")
-    sources = [shown(p) for p in (args.sweep, accuracy, args.published) if p is not None]
+    originals = args.originals if Path(args.originals).exists() else None
+    sources = [shown(p) for p in (args.sweep, accuracy, args.published, originals) if p is not None]
     write_report(results, tables, captions, sources, out / "report.md")
     print(f"paper: {len(tables)} tables, {len(captions)} figures and report.md under {shown(out)}")
 

@@ -5,10 +5,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from data import find_point
+from data import METHODS, PEERS_METHOD, PUBLISHED_METHOD, SWEEP_METHOD, find_point, point_ratio
 
 
-DECIMALS = {"int": 0, "mb": 1, "ms": 2, "pct": 1}
+DECIMALS = {"int": 0, "mb": 1, "ms": 2, "pct": 1, "x": 2}
+# The implementations of baselines/originals (originals.csv), as its columns name them.
+ORIGINALS = [("ours_fused", "ours fused"), ("ours_unfused", "ours unfused"),
+             ("sdtw_cuda_torch_fused", "softdtw-cuda-torch fused"),
+             ("sdtw_cuda_torch_unfused", "softdtw-cuda-torch unfused"),
+             ("pytorch_softdtw_cuda", "Maghoumi"), ("pysdtw", "pysdtw")]
 TOKENS = [("failed verification", "fail"), ("not supported", "n/s"), ("out of memory", "OOM"),
           ("error", "err"), ("", "—")]
 ALL_TOKENS = [t for _, t in TOKENS]
@@ -131,14 +136,57 @@ def comparison_table(results, field):
     columns += [Column(header, unit) for _, header in cols]
     rows = [[b, n, d] + [cell(find_point(pts, impl, b, n, d), field) for impl, _ in cols] for b, n, d in keys]
     what = "Peak memory (MB)" if field == "peak_mb" else "Runtime (ms)"
-    caption = (f"{what}, forward + backward, published versus reproduced versus ours. "
-               "Published: the seed paper's table (softdtw-cuda-torch), GPU not stated there. "
-               f"Re-run: the original codes re-measured on an {results.peer_gpu}. "
-               f"Our reimpl. and ours: our sweep on {results.meta['gpu']} (commit {results.meta['commit']}, "
-               f"{results.meta['date']}). Time: ours, the median of {results.meta['reps']} timed steps; the others, "
-               "the mean of 5 (the seed paper's method).")
+    caption = (f"{what}, forward + backward, published versus reproduced versus ours, side by side: the columns "
+               "were measured three ways and are never divided. "
+               f"Published: {METHODS[PUBLISHED_METHOD]}. Re-run: on an {results.peer_gpu}, {METHODS[PEERS_METHOD]}. "
+               f"Our reimpl. and ours: on {results.meta['gpu']} (commit {results.meta['commit']}, "
+               f"{results.meta['date']}), {METHODS[SWEEP_METHOD]}, {results.meta['reps']} timed steps. "
+               "Ratios measured one way: the originals tables.")
     return Table(f"compare_{'memory' if field == 'peak_mb' else 'runtime'}", caption, columns, rows,
                  notes_for(rows, columns, keys))
+
+
+def _fastest(pts, bnd, field, impls):
+    """min over impls of impl / ours fused (their fastest or smallest), or the reason none is left."""
+    values, why = [], ""
+    for impl in impls:
+        v, reason = point_ratio(pts, impl, "step:ours_fused", bnd, field)
+        if v is None:
+            why = why or reason
+        else:
+            values.append(v)
+    return min(values) if values else missing(why or "not measured")
+
+
+def originals_table(results, field):
+    """baselines/originals on every point it measured: one field per implementation, and ratios to ours
+    fused computed within that file (one method): softdtw-cuda-torch fused's, and the best original's."""
+    pts = results.all_points()
+    unit = {"ms": "ms", "step_mb": "mb", "peak_mb": "mb"}[field]
+    keys = list(dict.fromkeys(zip(results.originals["B"], results.originals["N"], results.originals["D"])))
+    impls = ["step:" + i for i, _ in ORIGINALS]
+    originals = [i for i in impls if not i.startswith("step:ours")]
+    best = "fastest" if field == "ms" else "smallest"
+    columns = [Column(["B"], "int"), Column(["N"], "int"), Column(["D"], "int")]
+    columns += [Column([name], unit) for _, name in ORIGINALS]
+    columns += [Column(["softdtw-cuda-torch fused", "/ ours fused"], "x"), Column([f"{best} original", "/ ours fused"], "x")]
+    rows = []
+    for bnd in keys:
+        row = list(bnd) + [cell(find_point(pts, impl, *bnd), field) for impl in impls]
+        v, why = point_ratio(pts, "step:sdtw_cuda_torch_fused", "step:ours_fused", bnd, field)
+        row += [v if v is not None else missing(why), _fastest(pts, bnd, field, originals)]
+        rows.append(row)
+    m = results.originals_meta
+    what = {"ms": "Median step time (ms)", "step_mb": "Step memory (MB: peak minus what was allocated just before "
+            "the step)", "peak_mb": "Absolute peak memory (MB: max_memory_allocated from the point's start, the seed "
+            "paper's number)"}[field]
+    method = METHODS.get(results.originals["method"].iloc[0], results.originals["method"].iloc[0])
+    caption = (f"{what}, forward + backward of sum(sdtw(x, y)), float32, every implementation measured one way "
+               f"({method}) on {m['gpu']} (commit {m['commit']}, {m['date']}, {results.originals_csv.name}). "
+               f"Ratios: that implementation / ours fused, both from this file; {best} original = the {best} of "
+               "the four original codes that ran at that point.")
+    name = {"ms": "originals_runtime", "step_mb": "originals_step_memory", "peak_mb": "originals_peak_memory"}[field]
+    return Table(name, caption, columns, rows, notes_for(rows, columns, keys))
 
 
 def to_markdown(table):
@@ -178,6 +226,8 @@ def all_tables(results):
     tables = [main_table(results)]
     if not results.published.empty or not results.peers.empty:
         tables += [comparison_table(results, "peak_mb"), comparison_table(results, "ms")]
+    if not results.originals.empty:
+        tables += [originals_table(results, f) for f in ("ms", "step_mb", "peak_mb")]
     return tables
 
 

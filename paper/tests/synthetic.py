@@ -65,3 +65,43 @@ def write(folder):
     published = folder / "published"
     published.mkdir()
     return sweep, accuracy, published
+
+
+# baselines/originals output (originals.csv): (impl, N) -> (disposition, message); others pass.
+ORIGINALS_IMPLS = ["ours_fused", "ours_unfused", "sdtw_cuda_torch_fused", "sdtw_cuda_torch_unfused",
+                   "pytorch_softdtw_cuda", "pysdtw"]
+ORIGINALS_NOT_PASSED = {
+    ("pytorch_softdtw_cuda", 32): ("error", "CUDAError: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: synthetic"),
+    ("sdtw_cuda_torch_unfused", 32): ("error", "CUDAError: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: synthetic"),
+    ("pysdtw", 16): ("out_of_memory", "synthetic"),
+}
+ORIGINALS_POINTS = [(2, 16, 1), (2, 32, 1), (2, 64, 4)]
+
+
+def originals_value(impl, n, d, what):
+    scale = {"ms": 1.0, "step_mb": 10.0, "peak_mb": 30.0}[what]
+    return round(scale * (ORIGINALS_IMPLS.index(impl) + 1.5) * (n / 16 + d * 0.1), 4)
+
+
+def write_originals(folder, columns, method):
+    """originals.csv + .json in baselines/originals' format (columns: its runner's COLUMNS)."""
+    path = folder / "originals.csv"
+    rows = []
+    for b, n, d in ORIGINALS_POINTS:
+        for impl in ORIGINALS_IMPLS:
+            disposition, message = ORIGINALS_NOT_PASSED.get((impl, n), ("passed", ""))
+            ok = disposition == "passed"
+            row = {c: "" for c in columns}
+            row.update(method=method, grid="synthetic", impl=impl, device="cuda", dtype="float32", B=b, N=n, M=n,
+                       D=d, gamma=1, disposition=disposition, message=message, reps=20 if ok else "")
+            if ok:
+                row.update({w: originals_value(impl, n, d, w) for w in ("step_mb", "peak_mb")},
+                           time_ms_median=originals_value(impl, n, d, "ms"), value_err=1e-6, grad_err=1e-3)
+            rows.append(row)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, columns)
+        w.writeheader()
+        w.writerows(rows)
+    meta = {"gpu": GPU, "git_commit": "def5678", "date": DATE, "driver": "1.0", "torch": "0.0", "method": method}
+    path.with_suffix(".json").write_text(json.dumps({"metadata": meta, "columns": columns, "rows": rows}))
+    return path

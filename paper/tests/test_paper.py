@@ -4,6 +4,7 @@ outputs are what the scripts produce, and the notebook runs top to bottom."""
 import csv
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -12,9 +13,11 @@ import pytest
 HERE = Path(__file__).resolve().parent
 PAPER = HERE.parent
 ROOT = PAPER.parent
-sys.path[:0] = [str(PAPER), str(HERE)]
+sys.path[:0] = [str(PAPER), str(HERE), str(ROOT)]
 
+import data  # noqa: E402
 import make_paper  # noqa: E402
+from baselines.originals import runner  # noqa: E402
 import synthetic  # noqa: E402
 from parse_tables import latex_rows, markdown_rows, matches, number  # noqa: E402
 
@@ -58,9 +61,10 @@ def committed(tmp_path_factory):
 def synth(tmp_path_factory):
     folder = tmp_path_factory.mktemp("synthetic")
     sweep, accuracy, published = synthetic.write(folder)
+    originals = synthetic.write_originals(folder, runner.COLUMNS, runner.METHOD)
     out = folder / "paper"
     make_paper.main(["--sweep", str(sweep), "--accuracy", str(accuracy), "--published", str(published),
-                     "--out", str(out)])
+                     "--originals", str(originals), "--out", str(out)])
     return sweep, out
 
 
@@ -214,3 +218,87 @@ def test_latex_tables_are_balanced(committed):
         opened = [l.split("{")[1].split("}")[0] for l in text.split(r"\begin")[1:]]
         closed = [l.split("{")[1].split("}")[0] for l in text.split(r"\end")[1:]]
         assert sorted(opened) == sorted(closed), tex.name
+
+
+def originals_index(path):
+    return {(r["impl"], int(r["B"]), int(r["N"]), int(r["D"])): r for r in read_csv(path)}
+
+
+def _value(row, field):
+    return float(row[field]) if row and row["disposition"] == "passed" else None
+
+
+@pytest.mark.parametrize("field", ["ms", "step_mb", "peak_mb"])
+def test_synthetic_originals_tables_hold_the_file_and_its_ratios(synth, field):
+    """Each cell is its row of originals.csv; each ratio is two numbers of that one file divided."""
+    sweep, out = synth
+    index = originals_index(sweep.parent / "originals.csv")
+    column = {"ms": "time_ms_median"}.get(field, field)
+    name = {"ms": "originals_runtime", "step_mb": "originals_step_memory", "peak_mb": "originals_peak_memory"}[field]
+    tokens = {"error": "err", "out_of_memory": "OOM"}
+    for suffix in (".md", ".tex"):
+        rows = main_table_cells(out / "tables" / f"{name}{suffix}")
+        assert [tuple(int(c) for c in r[:3]) for r in rows] == synthetic.ORIGINALS_POINTS
+        for r in rows:
+            key = tuple(int(c) for c in r[:3])
+            found = [index[(impl,) + key] for impl in synthetic.ORIGINALS_IMPLS]
+            for c, row in zip(r[3:9], found):
+                if row["disposition"] == "passed":
+                    assert matches(c, float(row[column]))
+                else:
+                    assert c == tokens[row["disposition"]]
+            ours = _value(found[0], column)
+            fused = _value(found[2], column)
+            assert matches(r[9], fused / ours)
+            best = min(v / ours for v in (_value(row, column) for row in found[2:]) if v is not None)
+            assert matches(r[10], best)
+
+
+def test_synthetic_report_ratios_are_the_originals_file(synth):
+    sweep, out = synth
+    index = originals_index(sweep.parent / "originals.csv")
+    report = (out / "report.md").read_text()
+    for field, column, what in [("step_mb", "step_mb", "step memory"), ("peak_mb", "peak_mb", "absolute peak"),
+                                ("ms", "time_ms_median", "speed-up")]:
+        ratios = []
+        for b, n, d in synthetic.ORIGINALS_POINTS:
+            base = _value(index[("sdtw_cuda_torch_fused", b, n, d)], column)
+            ours = _value(index[("ours_fused", b, n, d)], column)
+            ratios.append(base / ours)
+        line = next(l for l in report.splitlines()
+                    if l.startswith(f"- Against softdtw-cuda-torch, fused (Python step): {what} "))
+        shown = [float(v) for v in re.findall(r"([0-9.]+)× \(", line)]
+        assert len(shown) == 2 and rounded(shown[0], min(ratios)) and rounded(shown[1], max(ratios)), line
+
+
+def rounded(shown, value):
+    """True when shown is value as the report prints a ratio (2 significant digits below 10, else whole)."""
+    return shown == float(f"{value:.2g}") if value < 10 else shown == round(value)
+
+
+def test_a_ratio_between_two_methods_is_refused(synth):
+    """ours_fused of the sweep (sdtw-bench) against an original of originals.csv (Python step), or the
+    one-process re-run against the sweep: point_ratio raises instead of dividing."""
+    sweep, _ = synth
+    results = data.Results(sweep, None, sweep.parent / "published", sweep.parent / "originals.csv")
+    pts = results.all_points()
+    with pytest.raises(data.MixedMethods, match="mixes methods"):
+        data.point_ratio(pts, "step:sdtw_cuda_torch_fused", "ours_fused", (2, 16, 1), "ms")
+    value, _ = data.point_ratio(pts, "step:sdtw_cuda_torch_fused", "step:ours_fused", (2, 16, 1), "ms")
+    assert value == pytest.approx(synthetic.originals_value("sdtw_cuda_torch_fused", 16, 1, "ms")
+                                  / synthetic.originals_value("ours_fused", 16, 1, "ms"))
+    committed = data.Results(SWEEP, None, PUBLISHED).all_points()
+    with pytest.raises(data.MixedMethods):
+        data.point_ratio(committed, "peer:bgu_fused", "ours_fused", (16, 128, 64), "peak_mb")
+    with pytest.raises(data.MixedMethods):
+        data.point_ratio(committed, "pub:bgu_fused", "ours_fused", (16, 128, 64), "ms")
+
+
+def test_without_the_originals_file_no_ratio_against_the_originals_is_claimed(tmp_path):
+    make_paper.main(["--originals", str(tmp_path / "absent.csv"), "--out", str(tmp_path)])
+    report = (tmp_path / "report.md").read_text()
+    claims = report.split("## Tables")[0]
+    assert claims.count("**Not measured yet:** `absent.csv` (baselines/originals) is absent") == 2
+    for original in ("softdtw-cuda-torch", "pytorch-softdtw-cuda", "pysdtw"):
+        assert f"Against {original}" not in claims
+    assert not list((tmp_path / "tables").glob("originals_*"))

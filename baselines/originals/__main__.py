@@ -1,0 +1,5 @@
+import sys
+
+from baselines.originals.runner import main
+
+sys.exit(main())

@@ -1,0 +1,269 @@
+"""Runs every implementation over every grid, each (implementation, grid) in a fresh process, and
+writes <out>/originals.csv (one row per implementation and point) and originals.json (metadata).
+A point that cannot run is a row with a disposition and the error text; a process that dies or
+hangs (point_timeout) makes its point an error row and a fresh process goes on with the rest."""
+import argparse
+import csv
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from baselines.originals import config as configs
+from baselines.originals import metadata, verify
+from baselines.originals.implementations import CUDA_ONLY, registry
+
+ROOT = metadata.ROOT
+METHOD = "python-step-fresh-process"
+METHOD_TEXT = ("each implementation in its own process per grid, called as a user does (ours through the "
+               "sdtw_torch package); per point: same float32 inputs, warm-up, then forward + backward of "
+               "sum(sdtw(x, y)) on fresh leaf copies, timed with CUDA events (median, p10, p90 of the steps); "
+               "peak_mb = max_memory_allocated since the point started (after freeing what earlier points "
+               "left; the seed paper's absolute peak), step_mb = peak minus memory_allocated() just before a "
+               "step (largest over the steps); MB = 2^20 bytes")
+COLUMNS = ["method", "grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "disposition",
+           "time_ms_median", "time_ms_p10", "time_ms_p90", "reps", "warmup", "peak_mb", "step_mb", "resident_mb",
+           "value_err", "grad_err", "value_tol", "grad_tol", "verified", "wall_s", "message"]
+DISPOSITIONS = ("passed", "failed", "not_supported", "out_of_memory", "error")
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="python3 -m baselines.originals", description=__doc__)
+    ap.add_argument("--config", type=Path, default=ROOT / "configs/originals.yaml", help="grids and settings (YAML)")
+    ap.add_argument("--quick", action="store_true", help="the smoke test: configs/originals-quick.yaml")
+    ap.add_argument("--peers", type=Path, help="folder with pytorch-softdtw-cuda/, sdtw-cuda-torch/, pysdtw/ "
+                                                "(default: the originals as installed packages)")
+    ap.add_argument("--out", type=Path, required=True, help="writes originals.csv and originals.json here")
+    ap.add_argument("--impl", help="comma-separated implementations (default: the config's)")
+    ap.add_argument("--grid", help="comma-separated grids (default: all)")
+    ap.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
+    ap.add_argument("--plugin", action="append", default=[], type=Path,
+                    help="a Python file defining IMPLEMENTATIONS (a list of Impl) to measure too")
+    ap.add_argument("--work", type=Path, help="scratch folder for the processes' logs and outputs (default: temporary)")
+    for name in ("reps", "min_reps", "warmup", "point_seconds", "point_timeout", "verify_max_cells", "budget_seconds"):
+        ap.add_argument("--" + name.replace("_", "-"), type=float, dest=name, help=f"overrides the config's {name}")
+    return ap.parse_args(argv)
+
+
+def check_args(args, impls):
+    if args.peers is not None and not args.peers.is_dir():
+        raise SystemExit(f"--peers: {args.peers} is not a folder")
+    for p in args.plugin:
+        if not p.is_file():
+            raise SystemExit(f"--plugin: {p} is not a file")
+    unknown = [i for i in args.impl.split(",") if i not in impls] if args.impl else []
+    if unknown:
+        raise SystemExit(f"--impl: unknown {unknown}; known: {sorted(impls)}")
+
+
+def base_row(point, impl, device, gamma):
+    return {"method": METHOD, "grid": point.grid, "impl": impl, "device": device, "dtype": "float32",
+            "B": point.B, "N": point.N, "M": point.N, "D": point.D, "gamma": gamma}
+
+
+def _tail(path, limit=400):
+    text = Path(path).read_text(errors="replace") if Path(path).exists() else ""
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return " ".join(" ".join(lines[-4:]).split())[-limit:]
+
+
+def _events(path):
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass  # a line cut by a killed process
+    return out
+
+
+class Job:
+    """One implementation over the points of one grid, in fresh processes until every point has a row."""
+
+    def __init__(self, impl, grid, points, device, settings, args, work):
+        self.impl, self.grid, self.points = impl, grid, points  # points: [(index, point dict)]
+        self.device, self.settings, self.args, self.work = device, settings, args, work
+
+    def run(self):
+        rows, attempt = {}, 0
+        while len(rows) < len(self.points):
+            attempt += 1
+            pending = [(i, p) for i, p in self.points if i not in rows]
+            got = self._process(pending, attempt)
+            rows.update(got)
+            if not got:
+                break
+        return rows
+
+    def _process(self, pending, attempt):
+        stem = self.work / f"{self.impl}-{self.grid}-{attempt}"
+        outputs = self.work / "outputs" / self.impl
+        outputs.mkdir(parents=True, exist_ok=True)
+        job = {"impl": self.impl, "device": self.device, "points": pending, "settings": self.settings,
+               "peers": str(self.args.peers) if self.args.peers else None, "plugins": [str(p) for p in self.args.plugin],
+               "events": str(stem) + ".jsonl", "outputs": str(outputs)}
+        Path(str(stem) + ".json").write_text(json.dumps(job))
+        env = dict(os.environ, PYTHONUNBUFFERED="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "torch/python"),
+                                                            os.environ.get("PYTHONPATH")])))
+        log_path = Path(str(stem) + ".log")
+        events_path = Path(job["events"])
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "baselines.originals.child", str(stem) + ".json"],
+                                    stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True)
+            timed_out, seen, started_at = None, 0, None
+            while proc.poll() is None:
+                time.sleep(0.1)
+                events = _events(events_path)
+                if len(events) != seen:
+                    seen, last = len(events), events[-1]
+                    started_at = time.monotonic() if last["event"] == "start" else None
+                if started_at and time.monotonic() - started_at > self.settings["point_timeout"]:
+                    timed_out = last["index"]
+                    os.killpg(proc.pid, signal.SIGKILL)  # the child's own session: it and anything it started
+                    proc.wait()
+        rows, in_flight = {}, None
+        for e in _events(events_path):
+            if e["event"] == "start":
+                in_flight = e["index"]
+            else:
+                rows[e["index"]] = {k: v for k, v in e.items() if k not in ("event", "index")}
+                in_flight = None if in_flight == e["index"] else in_flight
+        code = proc.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        if in_flight is not None:
+            why = (f"timeout: still running after {self.settings['point_timeout']:g} s, process killed"
+                   if timed_out == in_flight else f"the process died ({how})")
+            rows[in_flight] = {"disposition": "error", "message": f"{why}: {_tail(log_path)}"}
+        elif not rows:
+            for i, _ in pending:
+                rows[i] = {"disposition": "error", "message": f"the process ended ({how}) before its first point: "
+                                                              f"{_tail(log_path)}"}
+        return rows
+
+
+def compute_references(points, settings):
+    """point index -> (pairs, (values, grad_x, grad_y)) in float64, for every point, in parallel."""
+    import torch
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+
+    def one(item):
+        i, p = item
+        x, y = verify.make_inputs(p.B, p.N, p.D, settings["seed"])
+        pairs = verify.verified_pairs(p.B, p.N, int(settings["verify_max_cells"]))
+        return i, (pairs, verify.reference(x, y, pairs, settings["gamma"]))
+
+    with ThreadPoolExecutor(max_workers=min(8, max(1, os.cpu_count() or 1))) as pool:
+        return dict(pool.map(one, list(enumerate(points))))
+
+
+def finish_row(row, impl, judged, point, pairs, ref, outputs):
+    """Verifies a measured point against the reference: passed or failed, with both errors."""
+    import torch
+    if row.get("disposition") != "measured":
+        return row
+    row["verified"] = f"{len(pairs)}/{point.B}" + (" (subsample)" if len(pairs) < point.B else "")
+    path = outputs / impl / f"{row.pop('index_key')}.pt"
+    try:
+        saved = torch.load(path)
+        value_err, grad_err = verify.errors((saved["values"], saved["grad_x"], saved["grad_y"]), ref)
+    except Exception as exc:
+        row.update(disposition="error", message=f"verification: {type(exc).__name__}: {exc}")
+        return row
+    disposition, tolerance, message = verify.judge(judged, value_err, grad_err)
+    row.update(disposition=disposition, value_err=value_err, grad_err=grad_err, message=message, **tolerance)
+    return row
+
+
+def fmt(v):
+    if isinstance(v, float):
+        return "" if math.isnan(v) else ("inf" if math.isinf(v) else f"{v:.6g}")
+    return "" if v is None else str(v)
+
+
+def write(out, rows, meta):
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "originals.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: fmt(r.get(c)) for c in COLUMNS})
+    clean = [{c: (None if isinstance(r.get(c), float) and not math.isfinite(r[c]) else r.get(c)) for c in COLUMNS}
+             for r in rows]
+    (out / "originals.json").write_text(json.dumps({"metadata": meta, "columns": COLUMNS, "rows": clean}, indent=1) + "\n")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    t_start = time.monotonic()
+    config_path = ROOT / "configs/originals-quick.yaml" if args.quick else args.config
+    overrides = {k: getattr(args, k) for k in ("reps", "min_reps", "warmup", "point_seconds", "point_timeout",
+                                                 "verify_max_cells", "budget_seconds")}
+    cfg = configs.load(config_path, overrides)
+    impls = registry(args.plugin)
+    check_args(args, impls)
+    names = args.impl.split(",") if args.impl else cfg.impls
+    grids = {g: pts for g, pts in cfg.grids.items() if not args.grid or g in args.grid.split(",")}
+    if not grids:
+        raise SystemExit(f"--grid: none of {args.grid} in {sorted(cfg.grids)}")
+    import torch
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if args.device == "auto" else args.device
+    if device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch.cuda.is_available() is False")
+    points = [p for pts in grids.values() for p in pts]
+    meta = metadata.collect(torch, device, args.peers, cfg.settings, config_path, METHOD, METHOD_TEXT, verify.REFERENCE)
+    print(f"originals: {len(names)} implementations x {len(points)} points on {meta['gpu']} ({device}); "
+          f"float64 references ...", flush=True)
+    refs = compute_references(points, cfg.settings)
+    print(f"originals: references in {time.monotonic() - t_start:.1f} s", flush=True)
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="sdtw-originals-"))
+    work.mkdir(parents=True, exist_ok=True)
+    index = {p: i for i, p in enumerate(points)}
+    rows = {}
+    budget = cfg.settings["budget_seconds"]
+    for grid, pts in grids.items():
+        for name in names:
+            impl = impls[name]
+            spent = time.monotonic() - t_start
+            todo, got = [], {}
+            for p in pts:
+                why = CUDA_ONLY if impl.needs_cuda and device != "cuda" else impl.unsupported(p.B, p.N, p.D)
+                if why:
+                    got[index[p]] = {"disposition": "not_supported", "message": why}
+                elif budget and spent > budget:
+                    got[index[p]] = {"disposition": "error", "message": f"not run: the run's budget of {budget:g} s "
+                                                                        "was spent (budget_seconds)"}
+                else:
+                    todo.append((index[p], {"B": p.B, "N": p.N, "D": p.D, "pairs": refs[index[p]][0]}))
+            t0 = time.monotonic()
+            if todo:
+                got.update(Job(name, grid, todo, device, cfg.settings, args, work).run())
+            for i, r in got.items():
+                p = points[i]
+                r = finish_row(dict(r, index_key=i), name, impl.judged, p, *refs[i], work / "outputs")
+                r.pop("index_key", None)
+                rows[(name, p)] = {**base_row(p, name, device, cfg.settings["gamma"]), **r}
+            counts = {}
+            for p in pts:
+                d = rows[(name, p)]["disposition"]
+                counts[d] = counts.get(d, 0) + 1
+            print(f"  {grid:10s} {name:24s} {time.monotonic() - t0:6.1f} s  {counts}", flush=True)
+            # Written after every job: a run stopped from outside still leaves the rows it measured.
+            meta["wall_s"] = round(time.monotonic() - t_start, 1)
+            meta["complete"] = False
+            write(args.out, [rows[(n, p)] for p in points for n in names if (n, p) in rows], meta)
+    out_rows = [rows[(n, p)] for p in points for n in names]
+    meta["wall_s"] = round(time.monotonic() - t_start, 1)
+    meta["complete"] = True
+    write(args.out, out_rows, meta)
+    summary = {d: sum(r["disposition"] == d for r in out_rows) for d in DISPOSITIONS}
+    print(f"originals: {len(out_rows)} rows {summary} in {meta['wall_s']} s -> {args.out}/originals.csv", flush=True)
+    return 0
