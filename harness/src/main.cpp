@@ -1,5 +1,6 @@
 // sdtw-bench: verified sweeps of soft-DTW implementations, checks, profiling, comparisons.
 #include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
 
 #include <iostream>
 
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
   } catch (const ConfigError& e) {
     std::cerr << "sdtw-bench: config error: " << e.what() << "\n";
     return 2;
+  } catch (const c10::Error& e) {
+    // The message only: the C++ backtrace is for torch's developers, not for a bad input.
+    std::cerr << "sdtw-bench: " << e.what_without_backtrace() << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "sdtw-bench: " << e.what() << "\n";
     return 1;

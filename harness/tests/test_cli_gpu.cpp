@@ -1,6 +1,7 @@
 // End to end on the GPU (label gpu; skipped without one): ours fused and unfused and the Maghoumi
 // baseline through a small sweep (every row passed, CUDA-event times, allocator peaks, device
-// metadata), Maghoumi's length limit as not_supported, profile, and eval on CUDA against the CPU.
+// metadata), Maghoumi's length limit as not_supported, profile, eval on CUDA against the CPU, the
+// peak estimates against the measured peaks, and `--gpus all` against a plain sweep.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -8,13 +9,19 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "cli_fixture.hpp"
 #include "csv.hpp"
+#include "row.hpp"
 
 using namespace sdtw::bench;
 using BenchGpu = sdtw::bench::test_support::BenchCliFixture;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -105,4 +112,74 @@ TEST_F(BenchGpu, EvalOnCudaMatchesCpu) {
         << out;
     EXPECT_NEAR(sdtw_value(out), ref, 1e-5 * std::max(1.0, std::abs(ref))) << impl << "\n" << out;
   }
+}
+
+// Issue 16 item 14 on the GPU: the dry-run estimate against the allocator's measured peak, for
+// each implementation, both dtypes, a band and a divergence; and a point far over the device's
+// memory is out_of_memory with its estimate before allocating.
+TEST_F(BenchGpu, PeakEstimateMatchesMeasuredPeak) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  std::ofstream(p("est.yaml")) << "name: est\nsettings:\n  reps: 2\n  verify: false\ngrids:\n"
+                                  "  - impl: [ours_fused, ours_unfused, maghoumi]\n    dtype: [float32, float64]\n"
+                                  "    B: [16, 2]\n    N: [512, 1000]\n    D: [64, 4]\n"
+                                  "  - impl: [ours_fused, ours_unfused]\n    B: 4\n    N: 2048\n    M: 1900\n    D: 8\n"
+                                  "    bandwidth: [null, 300]\n    normalize: [false, true]\n"
+                                  "  - name: huge\n    impl: [ours_fused, ours_unfused]\n    B: 64\n    N: 1000000\n    D: 64\n";
+  ASSERT_EQ(bench("--sweep " + p("est.yaml") + " --dry-run"), 0) << out;
+  std::map<std::string, double> estimate;  // "index" -> bytes
+  const std::regex line("^([0-9]+)\t[^\t]+\t[^\t]+\tpeak ~([0-9.]+) (B|KiB|MiB|GiB|TiB|PiB) GPU");
+  const std::map<std::string, double> unit = {{"B", 1.0},         {"KiB", 1024.0},          {"MiB", 1048576.0},
+                                              {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"PiB", 1125899906842624.0}};
+  std::istringstream lines(out);
+  for (std::string l; std::getline(lines, l);) {
+    std::smatch m;
+    if (std::regex_search(l, m, line)) estimate[m[1]] = std::stod(m[2]) * unit.at(m[3]);
+  }
+  ASSERT_EQ(estimate.size(), 48u + 8u + 2u) << out;
+  ASSERT_EQ(bench("--sweep " + p("est.yaml") + " --out " + p("r") + " --no-table"), 0) << out;
+  const Table t = read_csv(p("r/est.csv"));
+  ASSERT_EQ(t.rows.size(), estimate.size());
+  std::string ratios;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string what = t.at(r, "impl") + " " + t.at(r, "dtype") + " B=" + t.at(r, "B") + " N=" + t.at(r, "N") +
+                             " M=" + t.at(r, "M") + " D=" + t.at(r, "D") + " band=" + t.at(r, "bandwidth") +
+                             " norm=" + t.at(r, "normalize");
+    if (t.at(r, "N") == "1000000") {
+      EXPECT_EQ(t.at(r, "disposition"), "out_of_memory") << what << ": " << t.at(r, "message");
+      EXPECT_NE(t.at(r, "message").find("of GPU memory (not allocated)"), std::string::npos) << t.at(r, "message");
+      continue;
+    }
+    if (t.at(r, "disposition") != "passed") {
+      EXPECT_EQ(t.at(r, "disposition"), "not_supported") << what << ": " << t.at(r, "message");
+      continue;
+    }
+    const double measured = std::stod(t.at(r, "peak_mb")) * 1048576.0, est = estimate.at(t.at(r, "point"));
+    ratios += what + ": estimate / measured = " + std::to_string(est / measured) + "\n";
+    EXPECT_GT(est, 0.67 * measured) << what;
+    EXPECT_LT(est, 1.5 * measured) << what;
+  }
+  std::cout << ratios;
+}
+
+// Issue 18: `--gpus all` (one worker per GPU, here maybe one) gives the rows of a plain sweep,
+// each naming its GPU.
+TEST_F(BenchGpu, GpusAllGivesTheRowsOfAPlainSweep) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  const std::string quick = std::string(SDTW_BENCH_CONFIGS) + "/quick.yaml";
+  ASSERT_EQ(bench("--sweep " + quick + " --out " + p("plain") + " --no-table"), 0) << out;
+  ASSERT_EQ(bench("--sweep " + quick + " --out " + p("par") + " --gpus all --no-table"), 0) << out;
+  const Table plain = read_csv(p("plain/quick.csv")), par = read_csv(p("par/quick.csv"));
+  ASSERT_EQ(par.rows.size(), plain.rows.size());
+  std::set<std::string> gpus;
+  for (size_t r = 0; r < plain.rows.size(); ++r) {
+    EXPECT_EQ(row_key(par, r), row_key(plain, r));
+    EXPECT_EQ(par.at(r, "disposition"), plain.at(r, "disposition")) << row_key(par, r) << ": " << par.at(r, "message");
+    EXPECT_FALSE(par.at(r, "gpu").empty());
+    gpus.insert(par.at(r, "gpu"));
+  }
+  EXPECT_FALSE(fs::exists(p("par/quick.workers")));
+  std::cout << "rows on " << gpus.size() << " GPU(s)\n";
+  // Rerun: everything is already there; nothing runs again.
+  ASSERT_EQ(bench("--sweep " + quick + " --out " + p("par") + " --gpus all --no-table"), 0) << out;
+  EXPECT_EQ(read_csv(p("par/quick.csv")).rows, par.rows);
 }

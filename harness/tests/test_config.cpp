@@ -2,6 +2,7 @@
 // the file, the line and the key.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 
 #include "config.hpp"
@@ -174,4 +175,56 @@ TEST(BenchConfig, FileErrorsNameThePath) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("bad_band.yaml:9: key 'bandwidth'"), std::string::npos) << e.what();
   }
+}
+
+// Issue 16 item 13: a range of 1e8 values is refused at its key before any value is built (the
+// old parser materialised every one: 7 GB), and so is a grid whose product is over the limit.
+TEST(BenchConfig, HugeRangesAndGridsAreRefusedBeforeExpanding) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto msg = expect_error("grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 1, to: 100000000, step: 1}\n    D: 1\n",
+                          4, "N");
+  EXPECT_NE(msg.find("the range has 100000000 values; a sweep holds at most 100000 points"), std::string::npos) << msg;
+  // Each axis under the limit, the product over it.
+  msg = expect_error("grids:\n  - name: big\n    impl: reference_cpu\n    B: {from: 1, to: 1000, step: 1}\n"
+                     "    N: {from: 1, to: 1000, step: 1}\n    D: 1\n",
+                     2, "grids");
+  EXPECT_NE(msg.find("grid 'big' has 1000000 points"), std::string::npos) << msg;
+  // Several grids that together pass the limit.
+  std::string text = "grids:\n";
+  for (int g = 0; g < 3; ++g)
+    text += "  - impl: reference_cpu\n    B: " + std::to_string(g + 1) + "\n    N: {from: 1, to: 40000, step: 1}\n    D: 1\n";
+  msg = expect_error(text, 10, "grids");
+  EXPECT_NE(msg.find("(80000 before it)"), std::string::npos) << msg;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  // At the limit is fine; a geometric range up to the largest integer ends (no overflow).
+  EXPECT_EQ(parse_config("grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 1, to: 100000, step: 1}\n    D: 1\n",
+                         "ok.yaml").points.size(),
+            100000u);
+  const auto geo = parse_config(
+      "grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 1, to: 9223372036854775807, mul: 2}\n    D: 1\n", "g.yaml");
+  ASSERT_EQ(geo.points.size(), 63u);
+  EXPECT_EQ(geo.points.back().n, int64_t{1} << 62);
+  const auto step = parse_config(
+      "grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 9223372036854775800, to: 9223372036854775807, step: 5}\n"
+      "    D: 1\n",
+      "s.yaml");
+  ASSERT_EQ(step.points.size(), 2u);
+  EXPECT_EQ(step.points.back().n, 9223372036854775805);
+}
+
+// Issue 16 item 10: bandwidth 0 means no band, as in sdtw_torch and softdtw-cuda-torch.
+TEST(BenchConfig, BandwidthZeroMeansNoBand) {
+  const auto cfg = parse_config("grids:\n  - impl: reference_cpu\n    B: 1\n    N: 8\n    M: 12\n    D: 1\n"
+                                "    bandwidth: [0, null, 4]\n",
+                                "b.yaml");
+  ASSERT_EQ(cfg.points.size(), 2u);  // 0 and null are the same point
+  EXPECT_FALSE(cfg.points[0].bandwidth.has_value());
+  EXPECT_EQ(*cfg.points[1].bandwidth, 4);
+}
+
+// Keys that are lists or mappings, and a grid name that is not a word: config errors with a line.
+TEST(BenchConfig, OddKeysAreConfigErrors) {
+  expect_error("grids:\n  - impl: reference_cpu\n    [B]: 1\n    N: 8\n    D: 1\n", 3, "[B]");
+  expect_error("? {a: 1}\n: 2\ngrids: []\n", 1, "{a: 1}");
+  expect_error("grids:\n  - name: [a]\n    impl: reference_cpu\n    B: 1\n    N: 8\n    D: 1\n", 2, "name");
 }

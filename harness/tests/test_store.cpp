@@ -3,6 +3,8 @@
 // JSON follow the schema.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -181,7 +183,7 @@ TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
     shards.push_back(f);
   }
   EXPECT_EQ(covered, cfg.points.size());
-  shards.push_back(shards.front());  // a file named twice adds nothing
+  shards.push_back(shards.front());  // a file named twice adds nothing, neither rows nor runs
   EXPECT_EQ(merge_files(shards, path("merged/all.csv")), cfg.points.size());
   const auto merged = read_csv(path("merged/all.csv"));
   const auto whole = read_csv(path("whole.csv"));
@@ -189,7 +191,7 @@ TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
   EXPECT_EQ(merged.rows, whole.rows);  // the fake runner is deterministic: identical rows
   const auto j = nlohmann::json::parse(read_file(path("merged/all.json")));
   EXPECT_EQ(j["rows"].size(), cfg.points.size());
-  EXPECT_EQ(j["runs"].size(), 4u);
+  EXPECT_EQ(j["runs"].size(), 3u);
 }
 
 TEST_F(BenchStore, CsvAndJsonSchema) {
@@ -204,7 +206,7 @@ TEST_F(BenchStore, CsvAndJsonSchema) {
       "point",     "sweep",    "grid",      "impl",     "device",   "dtype",    "B",           "N",         "M",
       "D",         "gamma",    "bandwidth", "normalize", "disposition", "time_ms_median", "time_ms_min",
       "time_ms_max", "reps",   "peak_mb",   "value_err", "grad_err", "value_tol", "grad_tol",  "verified",
-      "wall_s",    "message"};
+      "wall_s",    "message",  "gpu"};
   EXPECT_EQ(t.header, expected);
   for (const auto& c : key_columns()) EXPECT_GE(t.column(c), 0) << c;
   // The message with a comma, quotes and a newline survives as one field on one line.
@@ -240,4 +242,124 @@ TEST(BenchSweep, ParseShard) {
   EXPECT_THROW(parse_shard("5/4"), std::invalid_argument);
   EXPECT_THROW(parse_shard("2"), std::invalid_argument);
   EXPECT_THROW(parse_shard("a/b"), std::invalid_argument);
+}
+
+// Issue 16 item 16: a resumed file with a non-number in a numeric column, an unknown
+// implementation and a duplicated key: the bad rows are set aside (with the reason) and their
+// points run again; the valid rows are kept once.
+TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  {
+    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr, 4);
+  }
+  Table t = read_csv(path("f.csv"));
+  ASSERT_EQ(t.rows.size(), 4u);
+  const auto good = t.rows;
+  t.rows[1][static_cast<size_t>(t.column("time_ms_median"))] = "notanumber";
+  t.rows[2][static_cast<size_t>(t.column("N"))] = "0";
+  t.rows.push_back(good[0]);  // a duplicate of line 2
+  auto bogus = good[3];
+  bogus[static_cast<size_t>(t.column("impl"))] = "bogus";
+  t.rows.push_back(bogus);
+  write_csv(path("f.csv"), t);
+
+  ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+  ASSERT_EQ(store.repairs().size(), 4u);
+  EXPECT_NE(store.repairs()[0].find("line 3: column 'time_ms_median' is 'notanumber', expected a number"),
+            std::string::npos)
+      << store.repairs()[0];
+  EXPECT_NE(store.repairs()[1].find("line 4: column 'N' is '0', expected an integer >= 1"), std::string::npos);
+  EXPECT_NE(store.repairs()[2].find("line 6: the same point as line 2"), std::string::npos) << store.repairs()[2];
+  EXPECT_NE(store.repairs()[3].find("column 'impl' is 'bogus'"), std::string::npos) << store.repairs()[3];
+  EXPECT_EQ(store.resumed_rows(), 2u);
+  EXPECT_FALSE(store.has(row_key(Table{t.header, {good[1]}}, 0)));  // runs again
+  EXPECT_TRUE(store.has(row_key(Table{t.header, {good[0]}}, 0)));
+  EXPECT_EQ(read_csv(path("f.csv")).rows, (std::vector<std::vector<std::string>>{good[0], good[3]}));
+  const Table rejected = read_csv(path("f.rejected.csv"));
+  ASSERT_EQ(rejected.rows.size(), 4u);  // nothing lost
+  EXPECT_EQ(rejected.header.back(), "rejected_because");
+  // Resuming once more finds nothing to repair.
+  run_sweep(cfg.points, store, fake_result, nullptr);
+  const Table done = read_csv(path("f.csv"));
+  EXPECT_EQ(done.rows.size(), cfg.points.size());
+  const auto done_keys = keys_of(done);
+  EXPECT_EQ(std::set<std::string>(done_keys.begin(), done_keys.end()).size(), cfg.points.size());
+}
+
+// Issue 16 item 17: a truncated JSON is rebuilt from the CSV, and the earlier runs' metadata
+// survives (from the runs log).
+TEST_F(BenchStore, TruncatedJsonKeepsEarlierRuns) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  for (int run = 1; run <= 2; ++run) {
+    ResultsStore store(path("f.csv"), path("f.json"), {{"run", run}}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr, 3);
+  }
+  const std::string full = read_file(path("f.json"));
+  write_file_atomic(path("f.json"), full.substr(0, full.size() / 2));
+  {
+    ResultsStore store(path("f.csv"), path("f.json"), {{"run", 3}}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr);
+  }
+  const auto j = nlohmann::json::parse(read_file(path("f.json")));
+  ASSERT_EQ(j["runs"].size(), 3u);
+  for (int run = 1; run <= 3; ++run) EXPECT_EQ(j["runs"][run - 1]["run"], run);
+  EXPECT_EQ(j["runs"][2]["resumed_rows"], 6);
+  EXPECT_EQ(j["rows"].size(), cfg.points.size());
+  // Files from before the log: the runs come from the JSON, and the log starts from them.
+  fs::remove(path("f.runs.jsonl"));
+  { ResultsStore store(path("f.csv"), path("f.json"), {{"run", 4}}, false); }
+  EXPECT_EQ(load_runs(path("f.csv")).size(), 4u);
+  // A log line torn by a kill is skipped, the others kept.
+  std::ofstream(path("f.runs.jsonl"), std::ios::app) << "{\"run\": 5, \"da";
+  EXPECT_EQ(load_runs(path("f.csv")).size(), 4u);
+}
+
+// Issue 16 item 15: a second writer of the same file is refused, naming the holder; the lock
+// goes with the holder's death.
+TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    (void)!::write(ready[1], "x", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  try {
+    ResultsStore second(path("f.csv"), path("f.json"), {}, false);
+    ADD_FAILURE() << "a second writer was let in";
+  } catch (const LockHeld& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("pid " + std::to_string(child) + " on host "), std::string::npos) << what;
+    EXPECT_NE(what.find(", started 20"), std::string::npos) << what;
+    EXPECT_NE(what.find(path("f.csv")), std::string::npos) << what;
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_NO_THROW(ResultsStore(path("f.csv"), path("f.json"), {}, false));
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+// Files written before the `gpu` column resume: the column is added, empty.
+TEST_F(BenchStore, LegacyFileGainsTheGpuColumn) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  {
+    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr, 2);
+  }
+  Table t = read_csv(path("f.csv"));
+  t.header.pop_back();
+  for (auto& r : t.rows) r.pop_back();
+  write_csv(path("f.csv"), t);
+  ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+  EXPECT_EQ(store.resumed_rows(), 2u);
+  EXPECT_TRUE(store.repairs().empty());
+  EXPECT_EQ(read_csv(path("f.csv")).header, result_columns());
 }

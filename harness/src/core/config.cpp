@@ -27,6 +27,32 @@ int line_of(const YAML::Node& n) {
   return m.line >= 0 ? m.line + 1 : 0;
 }
 
+// A mapping key as text; a key that is itself a list or mapping is shown as YAML.
+std::string key_text(const YAML::Node& k) {
+  if (k.IsScalar()) return k.Scalar();
+  if (k.IsNull()) return "~";
+  YAML::Emitter e;
+  e << YAML::Flow << k;
+  return e.c_str();
+}
+
+// A count that may exceed int64 ("1000000", "1e+30").
+std::string format_count(double n) { return n < 9e18 ? std::to_string(static_cast<int64_t>(n)) : format_double(n); }
+
+// Values of an integer range, counted before any is materialised.
+int64_t range_count(int64_t from, int64_t to, int64_t mul, int64_t step) {
+  if (step > 0) return (to - from) / step + 1;
+  int64_t count = 0;
+  for (int64_t v = from; v <= to; ++count) {
+    if (v > to / mul) {
+      ++count;
+      break;
+    }
+    v *= mul;
+  }
+  return count;
+}
+
 // One axis value as given: the raw scalars (a range is expanded here) and where they were written.
 struct Axis {
   std::vector<std::string> values;  // scalars as text; "null" for ~
@@ -51,7 +77,8 @@ class Parser {
     if (!map.IsMap()) fail(map, where, "expected a mapping");
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const auto key = it->first.as<std::string>();
+      const auto key = key_text(it->first);
+      if (!it->first.IsScalar()) fail(it->first, key, "a key in '" + where + "' must be a plain word");
       if (!seen.insert(key).second) fail(it->first, key, "duplicate key in '" + where + "'");
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         std::string list;
@@ -88,7 +115,7 @@ class Parser {
 
   // Scalar, list of scalars, or an integer range {from, to, mul | step}.
   Axis read_axis(const YAML::Node& key_node, const YAML::Node& n) const {
-    const auto key = key_node.as<std::string>();
+    const auto key = key_text(key_node);
     Axis a;
     a.set = true;
     a.line = line_of(key_node);
@@ -115,20 +142,22 @@ class Parser {
       const int64_t to = as_int(n["to"], key + ".to");
       if (from > to) fail(n["to"], key + ".to", "range 'to' (" + std::to_string(to) + ") is below 'from' (" + std::to_string(from) + ")");
       if (from <= 0) fail(n["from"], key + ".from", "range must start above zero");
+      int64_t mul = 0, step = 0;
       if (n["mul"]) {
-        const int64_t mul = as_int(n["mul"], key + ".mul");
+        mul = as_int(n["mul"], key + ".mul");
         if (mul < 2) fail(n["mul"], key + ".mul", "'mul' must be at least 2");
-        for (int64_t v = from; v <= to; v *= mul) {
-          a.values.push_back(std::to_string(v));
-          a.lines.push_back(line_of(n));
-        }
       } else {
-        const int64_t step = as_int(n["step"], key + ".step");
+        step = as_int(n["step"], key + ".step");
         if (step < 1) fail(n["step"], key + ".step", "'step' must be at least 1");
-        for (int64_t v = from; v <= to; v += step) {
-          a.values.push_back(std::to_string(v));
-          a.lines.push_back(line_of(n));
-        }
+      }
+      const int64_t count = range_count(from, to, mul, step);
+      if (count > kMaxSweepPoints)
+        fail(n, key, "the range has " + std::to_string(count) + " values; a sweep holds at most " +
+                         std::to_string(kMaxSweepPoints) + " points");
+      for (int64_t i = 0, v = from; i < count; ++i) {
+        a.values.push_back(std::to_string(v));
+        a.lines.push_back(line_of(n));
+        if (i + 1 < count) v = mul ? v * mul : v + step;
       }
     }
     return a;
@@ -149,9 +178,22 @@ int64_t parse_int(const Parser& P, const Axis& a, size_t i, const std::string& k
   return v;
 }
 
+SweepConfig parse_config_unchecked(const std::string& text, const std::string& file);
+
 }  // namespace
 
 SweepConfig parse_config(const std::string& text, const std::string& file) {
+  try {
+    return parse_config_unchecked(text, file);
+  } catch (const YAML::Exception& e) {
+    // A shape of YAML no check above anticipated: still a config error with a place.
+    throw ConfigError(file, e.mark.line >= 0 ? e.mark.line + 1 : 0, "(yaml)", e.msg);
+  }
+}
+
+namespace {
+
+SweepConfig parse_config_unchecked(const std::string& text, const std::string& file) {
   Parser P(file);
   YAML::Node root;
   try {
@@ -224,12 +266,13 @@ SweepConfig parse_config(const std::string& text, const std::string& file) {
     P.check_keys(g, "grids", allowed);
     std::string gname = "grid" + std::to_string(grid_no);
     if (g["name"]) {
-      gname = g["name"].as<std::string>();
+      if (!g["name"].IsScalar()) P.fail(g["name"], "name", "expected a grid name");
+      gname = g["name"].Scalar();
       if (!grid_names.insert(gname).second) P.fail(g["name"], "name", "grid name '" + gname + "' used twice");
     }
     std::map<std::string, Axis> ax = defaults;
     for (auto it = g.begin(); it != g.end(); ++it) {
-      const auto key = it->first.as<std::string>();
+      const auto key = it->first.Scalar();
       if (key != "name") ax[key] = P.read_axis(it->first, it->second);
     }
     for (const char* req : {"impl", "B", "N", "D"}) {
@@ -248,13 +291,19 @@ SweepConfig parse_config(const std::string& text, const std::string& file) {
     const Axis M = get("M", "same"), device = get("device", "default"), dtype = get("dtype", "float32"),
                gamma = get("gamma", "1"), band = get("bandwidth", "null"), norm = get("normalize", "false");
 
+    // Counted before the product is built, so a huge grid fails here and allocates nothing.
+    double grid_points = 1;
+    for (const Axis* a : {&impl, &device, &dtype, &B, &N, &M, &D, &gamma, &band, &norm})
+      grid_points *= static_cast<double>(a->values.size());
+    if (grid_points + static_cast<double>(cfg.points.size()) > static_cast<double>(kMaxSweepPoints))
+      P.fail(g, "grids", "grid '" + gname + "' has " + format_count(grid_points) + " points (" +
+                             std::to_string(cfg.points.size()) + " before it); a sweep holds at most " +
+                             std::to_string(kMaxSweepPoints) + " points");
     for (size_t i = 0; i < impl.values.size(); ++i) {
       const auto& known = known_implementations();
-      if (std::find(known.begin(), known.end(), impl.values[i]) == known.end()) {
-        std::string list;
-        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        P.fail(impl.lines[i], "impl", "unknown implementation '" + impl.values[i] + "' (known: " + list + ")");
-      }
+      if (std::find(known.begin(), known.end(), impl.values[i]) == known.end())
+        P.fail(impl.lines[i], "impl",
+               "unknown implementation '" + impl.values[i] + "' (known: " + known_implementations_text() + ")");
     }
     for (size_t i = 0; i < device.values.size(); ++i) {
       const auto& v = device.values[i];
@@ -286,11 +335,9 @@ SweepConfig parse_config(const std::string& text, const std::string& file) {
     std::vector<std::optional<int64_t>> bands;
     for (size_t i = 0; i < band.values.size(); ++i) {
       const auto& v = band.values[i];
-      if (v == "null" || v == "~" || v == "none") {
-        bands.emplace_back(std::nullopt);
-      } else {
-        bands.emplace_back(parse_int(P, band, i, "bandwidth", 0));
-      }
+      // 0 means no band, as in sdtw_torch and softdtw-cuda-torch (and `eval --bandwidth 0`).
+      const int64_t w = v == "null" || v == "~" || v == "none" ? 0 : parse_int(P, band, i, "bandwidth", 0);
+      bands.emplace_back(w > 0 ? std::optional<int64_t>(w) : std::nullopt);
     }
     std::vector<int64_t> Bs, Ns, Ds;
     for (size_t i = 0; i < B.values.size(); ++i) Bs.push_back(parse_int(P, B, i, "B", 1));
@@ -349,6 +396,8 @@ SweepConfig parse_config(const std::string& text, const std::string& file) {
   }
   return cfg;
 }
+
+}  // namespace
 
 SweepConfig load_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -10,6 +10,9 @@
 
 namespace sdtw::bench {
 
+// Points one sweep may hold: more is a typo in a range, and is refused before anything is built.
+inline constexpr int64_t kMaxSweepPoints = 100000;
+
 struct Settings {
   int warmup = 1;                          // untimed steps before the timed ones
   int reps = 5;                            // timed steps; median, min and max are reported

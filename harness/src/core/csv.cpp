@@ -1,5 +1,7 @@
 #include "csv.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -113,7 +115,8 @@ std::string read_file(const std::string& path) {
 Table read_csv(const std::string& path, bool drop_partial_tail) { return parse_csv(read_file(path), path, drop_partial_tail); }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
+  // One temporary per process: two writers never rename each other's half-written file.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write " + tmp);

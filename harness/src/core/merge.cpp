@@ -11,12 +11,6 @@
 
 namespace sdtw::bench {
 
-std::string json_sibling(const std::string& csv_path) {
-  std::filesystem::path p(csv_path);
-  p.replace_extension(".json");
-  return p.string();
-}
-
 Table merge_tables(const std::vector<Table>& inputs) {
   Table out;
   if (inputs.empty()) return out;
@@ -42,27 +36,22 @@ Table merge_tables(const std::vector<Table>& inputs) {
   return out;
 }
 
-size_t merge_files(const std::vector<std::string>& inputs, const std::string& out) {
+size_t merge_files(const std::vector<std::string>& inputs, const std::string& out, std::vector<std::string>* repairs) {
   namespace fs = std::filesystem;
   std::vector<Table> tables;
   nlohmann::json runs = nlohmann::json::array();
-  bool all_json = true;
+  std::set<std::string> seen_runs;  // the output itself may be an input (a resumed --gpus sweep)
   for (const auto& in : inputs) {
-    tables.push_back(read_csv(in, /*drop_partial_tail=*/true));
-    const auto js = json_sibling(in);
-    if (fs::exists(js)) {
-      const auto j = nlohmann::json::parse(read_file(js));
-      if (j.contains("runs"))
-        for (const auto& r : j["runs"]) runs.push_back(r);
-    } else {
-      all_json = false;
-    }
+    tables.push_back(read_results_repairing(in, repairs));
+    for (const auto& r : load_runs(in))
+      if (seen_runs.insert(r.dump()).second) runs.push_back(r);
   }
   const Table merged = merge_tables(tables);
   const auto parent = fs::path(out).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
   write_csv(out, merged);
-  if (all_json) write_file_atomic(json_sibling(out), results_json(merged, runs).dump(1) + "\n");
+  write_runs_log(out, runs);
+  write_file_atomic(json_sibling(out), results_json(merged, runs).dump(1) + "\n");
   return merged.rows.size();
 }
 

@@ -5,15 +5,15 @@
 #include <vector>
 
 #include "csv.hpp"
+#include "store.hpp"
 
 namespace sdtw::bench {
 
 Table merge_tables(const std::vector<Table>& inputs);
-// Reads the CSVs, writes `out` and, where every input has its JSON sibling, out's JSON sibling
-// with every run's metadata. Returns the number of rows written.
-size_t merge_files(const std::vector<std::string>& inputs, const std::string& out);
-
-// "dir/x.csv" -> "dir/x.json".
-std::string json_sibling(const std::string& csv_path);
+// Reads the CSVs (bad rows set aside as on resume, each one reported in `repairs`), writes `out`,
+// its JSON sibling and its runs log with every input's runs. The caller holds out's lock.
+// Returns the number of rows written.
+size_t merge_files(const std::vector<std::string>& inputs, const std::string& out,
+                   std::vector<std::string>* repairs = nullptr);
 
 }  // namespace sdtw::bench

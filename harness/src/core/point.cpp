@@ -56,6 +56,12 @@ const std::vector<std::string>& known_implementations() {
   return names;
 }
 
+std::string known_implementations_text() {
+  std::string list;
+  for (const auto& k : known_implementations()) list += (list.empty() ? "" : ", ") + k;
+  return list;
+}
+
 std::string default_device(const std::string& impl) {
   if (impl == "ours_cpu" || impl == "reference_cpu") return "cpu";
   return "cuda";

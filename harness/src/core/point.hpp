@@ -39,6 +39,7 @@ std::string describe(const Point& p);
 // Every implementation name the harness knows, built or not (config validation uses this list),
 // and the device an implementation runs on when the config does not say.
 const std::vector<std::string>& known_implementations();
+std::string known_implementations_text();  // "ours_fused, ours_unfused, ..." for messages
 std::string default_device(const std::string& impl);
 
 }  // namespace sdtw::bench

@@ -10,8 +10,16 @@ const std::vector<std::string>& result_columns() {
       "point",        "sweep",       "grid",        "impl",      "device",    "dtype",    "B",
       "N",            "M",           "D",           "gamma",     "bandwidth", "normalize", "disposition",
       "time_ms_median", "time_ms_min", "time_ms_max", "reps",    "peak_mb",   "value_err", "grad_err",
-      "value_tol",    "grad_tol",    "verified",    "wall_s",    "message"};
+      "value_tol",    "grad_tol",    "verified",    "wall_s",    "message",   "gpu"};
   return cols;
+}
+
+void upgrade_legacy_columns(Table& t) {
+  std::vector<std::string> legacy = result_columns();
+  legacy.pop_back();
+  if (t.header != legacy) return;
+  t.header = result_columns();
+  for (auto& r : t.rows) r.emplace_back();
 }
 
 namespace {
@@ -33,7 +41,7 @@ std::vector<std::string> result_fields(const Result& r) {
                                          num(r.time_ms_max),   std::to_string(r.reps), peak,
                                          num(r.value_err),     num(r.grad_err),       num(r.value_tol),
                                          num(r.grad_tol),      r.verified,            format_double(r.wall_s),
-                                         one_line(r.message)};
+                                         one_line(r.message),  r.gpu};
   f.insert(f.end(), rest.begin(), rest.end());
   return f;
 }

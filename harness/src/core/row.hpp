@@ -33,11 +33,14 @@ struct Result {
   std::string verified;  // "32/32", "4/32 (subsample)", "off", "skipped (...)", "" when not run
   std::string message;   // error text; one line
   double wall_s = 0;     // the whole point: inputs, timing, verification
+  std::string gpu;       // the GPU the process ran on (its CUDA_VISIBLE_DEVICES entry); "" for none
 };
 
 // Column names in CSV order. The key columns (point.hpp) are among them.
 const std::vector<std::string>& result_columns();
 std::vector<std::string> result_fields(const Result& r);
+// Files written before the `gpu` column get it, empty; any other header is left as it is.
+void upgrade_legacy_columns(Table& t);
 
 // One CSV row as a typed JSON object (numbers as numbers, empty as null).
 nlohmann::json row_to_json(const std::vector<std::string>& header, const std::vector<std::string>& fields);

@@ -1,5 +1,6 @@
 #include "series_io.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cctype>
@@ -98,6 +99,11 @@ Series read_npy(const std::string& path) {
   } else {
     throw std::runtime_error(path + ": unsupported dtype " + descr + " (use <f4, <f8, <i4 or <i8)");
   }
+  for (size_t i = 0; i < count; ++i)
+    if (!std::isfinite(s.data[i]))
+      throw std::runtime_error(path + ": element [" + std::to_string(i / static_cast<size_t>(s.cols)) + ", " +
+                               std::to_string(i % static_cast<size_t>(s.cols)) + "] is " + format_double(s.data[i]) +
+                               " (soft-DTW needs finite inputs)");
   return s;
 }
 
@@ -124,6 +130,10 @@ Series read_series_csv(const std::string& path) {
       if (li == 0) continue;  // header
       throw std::runtime_error(path + ": line " + std::to_string(li + 1) + " is not numeric");
     }
+    for (size_t c = 0; c < vals.size(); ++c)
+      if (!std::isfinite(vals[c]))
+        throw std::runtime_error(path + ": line " + std::to_string(li + 1) + ", column " + std::to_string(c + 1) +
+                                 ": value '" + lines[li][c] + "' is not finite (soft-DTW needs finite inputs)");
     if (s.cols == 0) s.cols = static_cast<long>(vals.size());
     s.data.insert(s.data.end(), vals.begin(), vals.end());
     ++s.rows;

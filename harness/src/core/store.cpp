@@ -3,9 +3,22 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
+#include "row_check.hpp"
+
 namespace sdtw::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string sibling(const std::string& csv_path, const std::string& suffix) {
+  fs::path p(csv_path);
+  p.replace_extension(suffix);
+  return p.string();
+}
+}  // namespace
 
 nlohmann::json results_json(const Table& t, const nlohmann::json& runs) {
   nlohmann::json j;
@@ -18,38 +31,92 @@ nlohmann::json results_json(const Table& t, const nlohmann::json& runs) {
   return j;
 }
 
-ResultsStore::ResultsStore(std::string csv_path, std::string json_path, nlohmann::json run_metadata, bool fresh)
-    : csv_path_(std::move(csv_path)), json_path_(std::move(json_path)) {
-  namespace fs = std::filesystem;
-  const auto parent = fs::path(csv_path_).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
-  const bool exists = fs::exists(csv_path_) && fs::file_size(csv_path_) > 0;
-  if (exists && !fresh) {
-    const std::string text = read_file(csv_path_);
-    table_ = parse_csv(text, csv_path_, /*drop_partial_tail=*/true);
-    if (table_.header != result_columns())
-      throw std::runtime_error(csv_path_ + ": existing file has a different column schema; move it away or pass --fresh");
-    if (!text.empty() && text.back() != '\n') {  // cut the partial line a killed run left
-      std::string kept = csv_line(table_.header);
-      for (const auto& r : table_.rows) kept += csv_line(r);
-      write_file_atomic(csv_path_, kept);
-    }
-    for (size_t i = 0; i < table_.rows.size(); ++i) keys_.insert(row_key(table_, i));
-    resumed_ = table_.rows.size();
-    if (fs::exists(json_path_)) {
+std::string json_sibling(const std::string& csv_path) { return sibling(csv_path, ".json"); }
+std::string runs_log_path(const std::string& csv_path) { return sibling(csv_path, ".runs.jsonl"); }
+std::string rejected_path(const std::string& csv_path) { return sibling(csv_path, ".rejected.csv"); }
+
+nlohmann::json load_runs(const std::string& csv_path) {
+  nlohmann::json runs = nlohmann::json::array();
+  const auto log = runs_log_path(csv_path);
+  if (fs::exists(log)) {
+    std::istringstream in(read_file(log));
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
       try {
-        const auto old = nlohmann::json::parse(read_file(json_path_));
-        if (old.contains("runs") && old["runs"].is_array()) runs_ = old["runs"];
-      } catch (const std::exception&) {
-        // An unreadable JSON is regenerated from the CSV; only the older run metadata is lost.
+        runs.push_back(nlohmann::json::parse(line));
+      } catch (const nlohmann::json::exception&) {
+        // A line torn by a kill: that run wrote no complete metadata.
       }
     }
+    return runs;
+  }
+  const auto json = json_sibling(csv_path);
+  if (fs::exists(json)) {
+    try {
+      const auto old = nlohmann::json::parse(read_file(json));
+      if (old.contains("runs") && old["runs"].is_array()) runs = old["runs"];
+    } catch (const nlohmann::json::exception&) {
+      // Unreadable and no log: the JSON was written by a version without the log.
+    }
+  }
+  return runs;
+}
+
+void write_runs_log(const std::string& csv_path, const nlohmann::json& runs) {
+  std::string text;
+  for (const auto& r : runs) text += r.dump() + "\n";
+  write_file_atomic(runs_log_path(csv_path), text);
+}
+
+Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs) {
+  const std::string text = read_file(csv_path);
+  Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
+  const bool upgraded = raw.header.size() + 1 == result_columns().size();
+  upgrade_legacy_columns(raw);
+  if (raw.header != result_columns())
+    throw std::runtime_error(csv_path + ": existing file has a different column schema; move it away or pass --fresh");
+  CheckedRows checked = check_rows(raw);
+  if (!checked.rejected.rows.empty()) {
+    // Appended to what earlier repairs set aside, so nothing is ever lost.
+    const auto rej = rejected_path(csv_path);
+    Table all = fs::exists(rej) ? read_csv(rej) : Table{checked.rejected.header, {}};
+    if (all.header != checked.rejected.header)
+      throw std::runtime_error(rej + ": unexpected columns; move it away so bad rows can be set aside there");
+    all.rows.insert(all.rows.end(), checked.rejected.rows.begin(), checked.rejected.rows.end());
+    write_csv(rej, all);
+    if (repairs)
+      for (const auto& r : checked.reasons) repairs->push_back(csv_path + ": " + r + "; set aside in " + rej);
+  }
+  const bool torn = !text.empty() && text.back() != '\n';
+  if (torn || upgraded || !checked.rejected.rows.empty()) write_csv(csv_path, checked.kept);
+  return checked.kept;
+}
+
+ResultsStore::ResultsStore(std::string csv_path, std::string json_path, nlohmann::json run_metadata, bool fresh)
+    : csv_path_(std::move(csv_path)), json_path_(std::move(json_path)) {
+  const auto parent = fs::path(csv_path_).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  lock_ = std::make_unique<OutputLock>(lock_path(csv_path_), csv_path_);
+  const bool exists = fs::exists(csv_path_) && fs::file_size(csv_path_) > 0;
+  if (exists && !fresh) {
+    table_ = read_results_repairing(csv_path_, &repairs_);
+    for (size_t i = 0; i < table_.rows.size(); ++i) keys_.insert(row_key(table_, i));
+    resumed_ = table_.rows.size();
+    runs_ = load_runs(csv_path_);
   } else {
     table_.header = result_columns();
     write_file_atomic(csv_path_, csv_line(table_.header));
   }
   run_metadata["resumed_rows"] = resumed_;
   runs_.push_back(std::move(run_metadata));
+  if (runs_.size() == 1 || !fs::exists(runs_log_path(csv_path_))) {
+    write_runs_log(csv_path_, runs_);
+  } else {
+    std::ofstream log(runs_log_path(csv_path_), std::ios::binary | std::ios::app);
+    log << runs_.back().dump() << "\n";
+    log.flush();
+    if (!log) throw std::runtime_error("cannot append to " + runs_log_path(csv_path_));
+  }
   write_json();
 }
 

@@ -1,12 +1,16 @@
 #pragma once
-// A sweep's result files: the CSV (rows appended and flushed as points finish) and its JSON
-// sibling (rewritten after each row, so both are always complete). Reopening resumes.
+// A sweep's result files: the CSV (rows appended and flushed as points finish), its JSON sibling
+// (rewritten after each row, so both are always complete) and the runs log (one line of metadata
+// per invocation, appended, so a damaged JSON never loses the history). Reopening resumes.
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "csv.hpp"
+#include "lock.hpp"
 #include "row.hpp"
 
 namespace sdtw::bench {
@@ -14,25 +18,45 @@ namespace sdtw::bench {
 // {"schema", "metadata" (the latest run), "runs" (every run that wrote rows), "columns", "rows"}.
 nlohmann::json results_json(const Table& t, const nlohmann::json& runs);
 
+// "dir/x.csv" -> "dir/x.json", "dir/x.runs.jsonl" and "dir/x.rejected.csv".
+std::string json_sibling(const std::string& csv_path);
+std::string runs_log_path(const std::string& csv_path);
+std::string rejected_path(const std::string& csv_path);
+// The runs of a results file: its log (a torn last line skipped), else the JSON sibling's
+// "runs" (files written before the log existed), else none.
+nlohmann::json load_runs(const std::string& csv_path);
+// Writes the whole log (after a merge, or to start one from older JSON runs).
+void write_runs_log(const std::string& csv_path, const nlohmann::json& runs);
+
+// Reads a results CSV for resume or merge: the legacy header upgraded, invalid and duplicated
+// rows set aside into rejected_path(csv) with their reasons (returned), the CSV rewritten without
+// them. Throws when the header is not the results header.
+Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs);
+
 class ResultsStore {
  public:
-  // Opens csv_path, creating it with the header or resuming from its rows (a partial last line
-  // left by a killed run is cut off). `fresh` starts over. Throws when the existing header differs.
+  // Locks csv_path (see lock.hpp), then opens it, creating it with the header or resuming from its
+  // rows (a partial last line left by a killed run is cut off; bad rows are set aside). `fresh`
+  // starts over. Throws LockHeld when another process writes it.
   ResultsStore(std::string csv_path, std::string json_path, nlohmann::json run_metadata, bool fresh);
 
   bool has(const std::string& key) const { return keys_.count(key) != 0; }
   size_t size() const { return table_.rows.size(); }
   size_t resumed_rows() const { return resumed_; }
   const Table& table() const { return table_; }
+  // What resume repaired, one line each ("line 7: column 'N' is 'x', expected ..."); empty when nothing.
+  const std::vector<std::string>& repairs() const { return repairs_; }
   void append(const Result& r);
 
  private:
   void write_json() const;
+  std::unique_ptr<OutputLock> lock_;
   std::string csv_path_, json_path_;
   Table table_;
   std::set<std::string> keys_;
   nlohmann::json runs_ = nlohmann::json::array();
   size_t resumed_ = 0;
+  std::vector<std::string> repairs_;
 };
 
 }  // namespace sdtw::bench

@@ -88,7 +88,8 @@ void register_check(CLI::App& app) {
   static Args a;
   cmd->add_option("--seed", a.seed, "Base seed (default: from the clock; printed)")->each([](const std::string&) { a.seed_set = true; });
   cmd->add_option("--impl", a.impls, "Only these implementations (repeatable)");
-  cmd->add_option("--gammas", a.gammas, "Gammas of the accuracy table (default 1 0.1 0.01 0.001)");
+  cmd->add_option("--gammas", a.gammas, "Gammas of the accuracy table (default 1 0.1 0.01 0.001)")
+      ->check(finite_positive());
   cmd->add_option("--lengths", a.lengths, "Lengths N = M of the accuracy table (default 128 512 1024 2048)");
   cmd->add_option("--cpu-max-n", a.cpu_max_n, "Longest length run by CPU implementations in the table (default 512)");
   cmd->add_option("--accuracy-csv", a.csv, "Where to write the accuracy table (default results/<gpu-slug>/grad-accuracy.csv)");

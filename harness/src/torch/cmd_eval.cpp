@@ -37,8 +37,8 @@ void register_eval(CLI::App& app) {
   static Args a;
   cmd->add_option("x", a.x, "First series (.csv or .npy)")->required()->check(CLI::ExistingFile);
   cmd->add_option("y", a.y, "Second series (.csv or .npy)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--gamma", a.gamma, "Smoothing gamma > 0 (default 1)");
-  cmd->add_option("--bandwidth", a.band, "Sakoe-Chiba bandwidth (default: none)");
+  cmd->add_option("--gamma", a.gamma, "Smoothing gamma > 0 (default 1)")->check(finite_positive());
+  cmd->add_option("--bandwidth", a.band, kBandwidthHelp);
   cmd->add_flag("--normalize", a.normalize, "Soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2");
   cmd->add_option("--device", a.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--dtype", a.dtype, "float64 (default) or float32")->check(CLI::IsMember({"float32", "float64"}));
@@ -58,7 +58,7 @@ void register_eval(CLI::App& app) {
     p.m = ys.rows;
     p.dim = xs.cols;
     p.gamma = a.gamma;
-    if (a.band >= 0) p.bandwidth = a.band;
+    if (a.band > 0) p.bandwidth = a.band;
     p.normalize = a.normalize;
     if (a.impl == "auto") {
       const std::string ours = a.device == "cuda" ? "ours_fused" : "ours_cpu";

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "core/compare.hpp"
+#include "core/lock.hpp"
 #include "core/merge.hpp"
 #include "core/text_table.hpp"
 #include "torch/commands.hpp"
@@ -18,7 +19,10 @@ void register_merge(CLI::App& app) {
   cmd->add_option("inputs", inputs, "Result CSVs")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", out, "Merged CSV (its .json sibling is written when every input has one)")->required();
   cmd->callback([] {
-    const size_t n = merge_files(inputs, out);
+    const OutputLock lock(lock_path(out), out);
+    std::vector<std::string> repairs;
+    const size_t n = merge_files(inputs, out, &repairs);
+    for (const auto& r : repairs) std::cerr << "sdtw-bench: " << r << "\n";
     std::cout << "sdtw-bench: merged " << inputs.size() << " files into " << out << " (" << n << " rows)\n";
   });
 }

@@ -66,8 +66,8 @@ void register_profile(CLI::App& app) {
   cmd->add_option("-N", p.n, "Length of x (default 512)");
   cmd->add_option("-M", p.m, "Length of y (default N)");
   cmd->add_option("-D,--dim", p.dim, "Features (default 64)");
-  cmd->add_option("--gamma", p.gamma, "Gamma (default 1)");
-  cmd->add_option("--bandwidth", band, "Sakoe-Chiba bandwidth (default none)");
+  cmd->add_option("--gamma", p.gamma, "Gamma > 0 (default 1)")->check(finite_positive());
+  cmd->add_option("--bandwidth", band, kBandwidthHelp);
   cmd->add_flag("--normalize", p.normalize, "Divergence");
   cmd->add_option("--dtype", p.dtype, "float32 or float64")->check(CLI::IsMember({"float32", "float64"}));
   cmd->add_option("--reps", reps, "Profiled repetitions (default 10)");
@@ -76,7 +76,7 @@ void register_profile(CLI::App& app) {
   cmd->callback([] {
     if (p.device.empty()) p.device = default_device(p.impl);
     if (p.m <= 0) p.m = p.n;
-    if (band >= 0) p.bandwidth = band;
+    if (band > 0) p.bandwidth = band;
     const Implementation* impl = find_implementation(p.impl);
     if (!impl) throw std::runtime_error("unknown implementation " + p.impl);
     if (auto s = impl->supports(p); !s.ok) throw std::runtime_error(p.impl + ": " + s.reason);

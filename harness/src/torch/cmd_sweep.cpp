@@ -2,17 +2,24 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include "core/config.hpp"
+#include "core/memory_estimate.hpp"
 #include "core/metadata.hpp"
+#include "core/parallel_sweep.hpp"
 #include "core/sweep.hpp"
 #include "core/text_table.hpp"
 #include "torch/commands.hpp"
 #include "torch/device_info.hpp"
 #include "torch/runner.hpp"
+
+#ifdef SDTW_BENCH_HAVE_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 #ifndef SDTW_SOURCE_DIR
 #define SDTW_SOURCE_DIR "."
@@ -25,18 +32,105 @@ int& exit_status() {
   return status;
 }
 
+const CLI::Validator& finite_positive() {
+  static const CLI::Validator v(
+      [](std::string& text) -> std::string {
+        double x = 0;
+        try {
+          size_t used = 0;
+          x = std::stod(text, &used);
+          if (used != text.size()) return "must be a finite number > 0 (got '" + text + "')";
+        } catch (const std::exception&) {
+          return "must be a finite number > 0 (got '" + text + "')";
+        }
+        return std::isfinite(x) && x > 0 ? std::string() : "must be a finite number > 0 (got " + text + ")";
+      },
+      "FINITE > 0");
+  return v;
+}
+
 void add_sweep_options(CLI::App* app, SweepArgs& a) {
   app->add_option("--out", a.out_dir, "Directory for <sweep>.csv and <sweep>.json (default results/<gpu-slug>, "
                                       "e.g. results/h100, results/cpu without a GPU)");
   app->add_option("--shard", a.shard, "Run every Nth point of the sweep: K/N with 1 <= K <= N (file <sweep>.shard-K-of-N.csv); "
                                       "join the shards with `sdtw-bench merge`");
-  app->add_option("--impl", a.impls, "Run only these implementations (repeatable)");
+  app->add_option("--impl", a.impls, "Run only these implementations (repeatable)")
+      ->check(CLI::IsMember(known_implementations()));
   app->add_flag("--fresh", a.fresh, "Start the result files over instead of resuming");
   app->add_flag("--dry-run", a.dry_run, "List the points (after --shard and --impl) and exit");
   app->add_flag("--strict", a.strict, "Exit 1 when any row is failed or error");
   app->add_flag("--no-table", a.no_table, "Do not print the summary table at the end");
-  app->add_option("--limit", a.limit, "Run at most this many new points, then stop (resume later)");
+  app->add_option("--gpus", a.gpus,
+                  "One worker process per GPU: 'all' or indices like 0,1 (each worker gets one as "
+                  "CUDA_VISIBLE_DEVICES and every Nth point, as --shard K/N); the rows are merged into the one "
+                  "result file, each naming its GPU in the `gpu` column; rerun to resume");
+  app->add_option("--limit", a.limit, "Run at most this many new points, then stop (resume later); >= 0")
+      ->check(CLI::NonNegativeNumber);
 }
+
+namespace {
+
+// The GPUs --gpus names, as CUDA_VISIBLE_DEVICES entries (this process's own list applied).
+std::vector<std::string> resolve_gpus(const std::string& text) {
+  int count = 0;
+#ifdef SDTW_BENCH_HAVE_CUDA
+  count = cuda_usable() ? static_cast<int>(c10::cuda::device_count()) : 0;
+  const char* why = "no CUDA device is visible";
+#else
+  const char* why = "this sdtw-bench was built without CUDA";
+#endif
+  if (count == 0) throw std::invalid_argument(std::string("--gpus ") + text + ": " + why);
+  const std::vector<std::string> visible = cuda_visible_devices();
+  std::vector<std::string> ids;
+  if (text == "all") {
+    for (int i = 0; i < count; ++i) ids.push_back(std::to_string(i));
+  } else {
+    ids = parse_gpu_list(text);
+    for (const auto& id : ids)
+      if (std::stoi(id) >= count)
+        throw std::invalid_argument("--gpus: GPU " + id + " does not exist (" + std::to_string(count) + " visible)");
+  }
+  if (!visible.empty())
+    for (auto& id : ids) id = visible.at(static_cast<size_t>(std::stoi(id)));
+  return ids;
+}
+
+int run_on_gpus(const SweepArgs& a, const SweepConfig& cfg, const std::vector<std::string>& gpus) {
+  const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
+  ParallelSweep s;
+  s.exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  s.worker_args = {"sweep", a.config, "--no-table"};
+  for (const auto& i : a.impls) s.worker_args.insert(s.worker_args.end(), {"--impl", i});
+  if (a.limit >= 0) s.worker_args.insert(s.worker_args.end(), {"--limit", std::to_string(a.limit)});
+  s.gpus = gpus;
+  s.name = cfg.name;
+  s.csv = (std::filesystem::path(dir) / (cfg.name + ".csv")).string();
+  s.points = cfg.points;
+  s.fresh = a.fresh;
+  std::cout << "sdtw-bench: sweep " << cfg.name << " on " << gpus.size() << " GPU(s), one worker each" << std::endl;
+  const ParallelOutcome o = run_parallel_sweep(s);
+  for (const auto& r : o.repairs) std::cerr << "sdtw-bench: " << r << "\n";
+  int status = 0;
+  for (size_t k = 0; k < o.workers.size(); ++k) {
+    const auto& w = o.workers[k];
+    std::cout << "sdtw-bench: worker " << k + 1 << " (GPU " << w.gpu << "): "
+              << (w.status == 0 ? std::string("done") : "exit status " + std::to_string(w.status) + ", log " + w.log)
+              << "\n";
+    if (w.status != 0) status = 1;
+  }
+  const Table merged = read_csv(s.csv);
+  if (!a.no_table) std::cout << "\n" << format_results_summary(merged);
+  std::cout << "\nsdtw-bench: wrote " << s.csv << " (" << o.rows << " rows)" << std::endl;
+  if (status != 0) std::cerr << "sdtw-bench: a worker failed: its unfinished points run when the same command is run again\n";
+  if (a.strict)
+    for (size_t r = 0; r < merged.rows.size(); ++r) {
+      const auto& d = merged.at(r, "disposition");
+      if (d == disposition::failed || d == disposition::error) status = 1;
+    }
+  return status;
+}
+
+}  // namespace
 
 int run_sweep_command(const SweepArgs& a) {
   SweepConfig cfg = load_config(a.config);
@@ -46,11 +140,29 @@ int run_sweep_command(const SweepArgs& a) {
     points.erase(std::remove_if(points.begin(), points.end(),
                                 [&](const Point& p) { return std::find(a.impls.begin(), a.impls.end(), p.impl) == a.impls.end(); }),
                  points.end());
+  for (const auto& want : a.impls)
+    if (std::none_of(cfg.points.begin(), cfg.points.end(), [&](const Point& p) { return p.impl == want; }))
+      throw std::invalid_argument("--impl " + want + ": no point of sweep " + cfg.name + " uses it");
+  std::vector<std::string> gpus;
+  if (!a.gpus.empty()) {
+    if (a.shard != "1/1") throw std::invalid_argument("--gpus deals the shards itself: drop --shard " + a.shard);
+    gpus = resolve_gpus(a.gpus);
+  }
   if (a.dry_run) {
-    for (const auto& p : points) std::cout << p.index << "\t" << p.grid << "\t" << describe(p) << "\n";
+    // The estimate is what the point's step is predicted to hold at its peak (runner.cpp refuses
+    // a point whose estimate exceeds the device before allocating).
+    for (const auto& p : points) {
+      const double est = point_peak_estimate(p), cap = memory_capacity_bytes(p.device);
+      std::cout << p.index << "\t" << p.grid << "\t" << describe(p) << "\tpeak ~" << format_bytes(est)
+                << (p.device == "cuda" ? " GPU" : " host");
+      if (cap > 0 && est > cap) std::cout << " (> " << format_bytes(cap) << ": out_of_memory)";
+      if (!gpus.empty()) std::cout << "\tGPU " << gpus[static_cast<size_t>(p.index) % gpus.size()];
+      std::cout << "\n";
+    }
     std::cout << points.size() << " points\n";
     return 0;
   }
+  if (!gpus.empty()) return run_on_gpus(a, cfg, gpus);
   const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
   std::string stem = cfg.name;
   if (shard.n > 1) stem += ".shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n);
@@ -80,6 +192,7 @@ int run_sweep_command(const SweepArgs& a) {
       "(MiB) over the timed steps after resetPeakStats";
 
   ResultsStore store(csv, json, meta, a.fresh);
+  for (const auto& r : store.repairs()) std::cerr << "sdtw-bench: " << r << "\n";
   size_t todo = 0;
   double weight = 0;
   for (const auto& p : points)

@@ -20,9 +20,16 @@ struct SweepArgs {
   bool strict = false;
   bool no_table = false;
   long limit = -1;
+  std::string gpus;  // "all" or "0,1,...": one worker process per GPU
 };
 void add_sweep_options(CLI::App* app, SweepArgs& args);
 int run_sweep_command(const SweepArgs& args);
+
+// CLI11 check: a finite number > 0 (gamma).
+const CLI::Validator& finite_positive();
+// Sakoe-Chiba option text: <= 0 means no band, as in sdtw_torch and softdtw-cuda-torch.
+inline constexpr const char* kBandwidthHelp =
+    "Sakoe-Chiba bandwidth; 0 or negative: no band (as sdtw_torch and softdtw-cuda-torch; default none)";
 
 void register_sweep(CLI::App& app);
 void register_merge(CLI::App& app);

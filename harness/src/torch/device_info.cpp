@@ -2,13 +2,23 @@
 
 #include <ATen/Parallel.h>
 #include <torch/version.h>
+#include <unistd.h>
 
+#include <cstdlib>
+
+#include "core/memory_estimate.hpp"
 #include "core/metadata.hpp"
 #include "torch/implementation.hpp"
 
 #ifdef SDTW_BENCH_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime_api.h>
+#endif
+
+#ifdef SDTW_BENCH_HAVE_OURS
+// sdtw_torch's size of the CUDA state (kernels::workspace_bytes); -1 when built without CUDA.
+extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
+                                               int is_double);
 #endif
 
 namespace sdtw::bench {
@@ -25,6 +35,52 @@ std::string gpu_name() {
 }
 
 std::string device_slug() { return gpu_slug(gpu_name()); }
+
+double memory_capacity_bytes(const std::string& device) {
+  if (device == "cuda") {
+#ifdef SDTW_BENCH_HAVE_CUDA
+    if (cuda_usable()) return static_cast<double>(at::cuda::getDeviceProperties(0)->totalGlobalMem);
+#endif
+    return 0;
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
+double point_peak_estimate(const Point& p) {
+  double state = -1;
+#ifdef SDTW_BENCH_HAVE_OURS
+  if (p.device == "cuda") {
+    const int64_t band = p.bandwidth ? *p.bandwidth : -1;
+    const int is_double = p.dtype == "float64";
+    auto ws = [&](int64_t n, int64_t m) {
+      return static_cast<double>(sdtw_torch_cuda_state_bytes(p.batch, n, m, p.dim, band, is_double));
+    };
+    state = ws(p.n, p.m);
+    if (state >= 0 && p.normalize) state += ws(p.n, p.n) + ws(p.m, p.m);
+  }
+#endif
+  return estimate_peak_bytes(p, state, at::get_num_threads());
+}
+
+std::vector<std::string> cuda_visible_devices() {
+  std::vector<std::string> out;
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!v || !*v) return out;
+  const std::string s(v);
+  for (size_t start = 0;;) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+std::string gpu_of(const Point& p) {
+  const auto visible = cuda_visible_devices();
+  if (!visible.empty()) return visible.front();
+  return p.device == "cuda" ? "0" : "";
+}
 
 nlohmann::json device_metadata() {
   nlohmann::json j;

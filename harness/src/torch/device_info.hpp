@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
+
+#include "core/point.hpp"
 
 namespace sdtw::bench {
 
@@ -12,5 +15,17 @@ nlohmann::json device_metadata();
 std::string gpu_name();  // "" without a usable GPU
 // gpu_slug(gpu_name()), "cpu" without a GPU.
 std::string device_slug();
+
+// Memory of the point's device: the GPU's total for cuda, the host's physical memory for cpu;
+// 0 when unknown.
+double memory_capacity_bytes(const std::string& device);
+// estimate_peak_bytes (core/memory_estimate.hpp) with the kernels' workspace formula and this
+// process's intra-op threads.
+double point_peak_estimate(const Point& p);
+// The entries of CUDA_VISIBLE_DEVICES (indices or UUIDs); empty when it is unset or empty.
+std::vector<std::string> cuda_visible_devices();
+// The GPU this process was given (first CUDA_VISIBLE_DEVICES entry), else "0" for a cuda point
+// and "" for a cpu point: the row's `gpu` column.
+std::string gpu_of(const Point& p);
 
 }  // namespace sdtw::bench

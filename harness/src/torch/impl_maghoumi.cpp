@@ -31,7 +31,6 @@ class Maghoumi final : public Implementation {
 #ifdef SDTW_BENCH_HAVE_MAGHOUMI
     namespace mg = sdtw::baselines::maghoumi;
     if (p.device == "cuda" && !mg::cuda_compiled()) return {false, "Maghoumi baseline built without CUDA"};
-    if (p.bandwidth && *p.bandwidth == 0) return {false, "the original cannot express bandwidth 0 (0 means no band)"};
     if (p.normalize && p.n != p.m) return {false, "the original's normalize needs N == M (torch.cat)"};
     if (p.device == "cuda") {
       const long limit = mg::max_cuda_length(p.dtype == "float64" ? at::kDouble : at::kFloat);

@@ -29,7 +29,6 @@ class Ours final : public Implementation {
     if (!built()) return {false, "sdtw_torch not built"};
     const std::string want = name_ == "ours_cpu" ? "cpu" : "cuda";
     if (p.device != want) return {false, name_ + " runs on " + want + " only"};
-    if (p.bandwidth && *p.bandwidth == 0) return {false, "sdtw::nn reads bandwidth 0 as no band"};
     return device_support(p);
   }
   at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const Point& p) const override {

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "core/memory_estimate.hpp"
+#include "torch/device_info.hpp"
 #include "torch/implementation.hpp"
 #include "torch/inputs.hpp"
 #include "torch/timing.hpp"
@@ -24,6 +26,7 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
   Result r;
   r.point = p;
   r.sweep = sweep_name;
+  r.gpu = gpu_of(p);
   auto finish = [&](Result& res) -> Result {
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return res;
@@ -37,6 +40,15 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
   if (const auto sup = impl->supports(p); !sup.ok) {
     r.disposition = disposition::not_supported;
     r.message = sup.reason;
+    return finish(r);
+  }
+  // Refused before allocating: an allocator's message would name only the one request that failed.
+  const double estimate = point_peak_estimate(p), capacity = memory_capacity_bytes(p.device);
+  const std::string where = p.device == "cuda" ? "of GPU memory" : "of host memory";
+  if (capacity > 0 && estimate > capacity) {
+    r.disposition = disposition::out_of_memory;
+    r.message = "estimated peak " + format_bytes(estimate) + " > " + format_bytes(capacity) + " " + where +
+                " (not allocated)";
     return finish(r);
   }
   const Tolerance tol = impl->tolerance(p);
@@ -61,14 +73,19 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
     r.message = first_line(e.what());
   } catch (const c10::OutOfMemoryError& e) {
     r.disposition = disposition::out_of_memory;
-    r.message = first_line(e.what());
+    r.message = first_line(e.what_without_backtrace());
   } catch (const std::bad_alloc& e) {
     r.disposition = disposition::out_of_memory;
     r.message = "std::bad_alloc";
+  } catch (const c10::Error& e) {
+    r.disposition = looks_like_oom(e.what()) ? disposition::out_of_memory : disposition::error;
+    r.message = first_line(e.what_without_backtrace());
   } catch (const std::exception& e) {
     r.disposition = looks_like_oom(e.what()) ? disposition::out_of_memory : disposition::error;
     r.message = first_line(e.what());
   }
+  if (r.disposition == disposition::out_of_memory)
+    r.message += " (estimated peak " + format_bytes(estimate) + " of " + format_bytes(capacity) + " " + where + ")";
   if (r.disposition != disposition::passed && r.disposition != disposition::failed) {
     r.time_ms_median.reset();
     r.time_ms_min.reset();

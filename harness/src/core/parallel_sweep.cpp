@@ -1,0 +1,145 @@
+#include "parallel_sweep.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "lock.hpp"
+#include "merge.hpp"
+#include "row.hpp"
+#include "store.hpp"
+
+namespace sdtw::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shard_stem(const std::string& name, size_t k, size_t n) {
+  return name + ".shard-" + std::to_string(k) + "-of-" + std::to_string(n);
+}
+
+// Every file a store leaves beside a CSV.
+void remove_result_files(const std::string& csv) {
+  for (const auto& f : {csv, json_sibling(csv), runs_log_path(csv), lock_path(csv)}) fs::remove(f);
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& gpu, const std::string& log) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a worker never outlives the sweep that dealt its points
+  ::setenv("CUDA_VISIBLE_DEVICES", gpu.c_str(), 1);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execv(args[0], args.data());
+  std::fprintf(stderr, "sdtw-bench worker: cannot run %s: %s\n", args[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::vector<std::string> parse_gpu_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string id = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument("--gpus expects 'all' or GPU indices like 0,1,3, got '" + text + "'");
+    if (!seen.insert(id).second) throw std::invalid_argument("--gpus lists GPU " + id + " twice");
+    out.push_back(id);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
+  if (s.gpus.empty()) throw std::invalid_argument("--gpus: no GPU to run on");
+  const fs::path dir = fs::path(s.csv).parent_path();
+  if (!dir.empty()) fs::create_directories(dir);
+  const OutputLock lock(lock_path(s.csv), s.csv);
+  const fs::path work = dir / (s.name + ".workers");
+  ParallelOutcome out;
+  if (s.fresh) {
+    fs::remove_all(work);
+    for (const auto& f : {s.csv, json_sibling(s.csv), runs_log_path(s.csv)}) fs::remove(f);
+  }
+  // Leftovers of a run that was killed before its merge: merged first, so nothing is lost.
+  if (fs::exists(work)) {
+    std::vector<std::string> inputs;
+    if (fs::exists(s.csv)) inputs.push_back(s.csv);
+    for (const auto& e : fs::directory_iterator(work))
+      if (e.path().extension() == ".csv" && e.path().string().find(".rejected.") == std::string::npos)
+        inputs.push_back(e.path().string());
+    if (inputs.size() > (fs::exists(s.csv) ? 1u : 0u)) merge_files(inputs, s.csv, &out.repairs);
+    fs::remove_all(work);
+  }
+  fs::create_directories(work);
+
+  // Deal the merged rows back to the shards that own their points, so each worker resumes.
+  const size_t n = s.gpus.size();
+  std::map<std::string, size_t> shard_of;  // point key -> shard (0-based)
+  for (const auto& p : s.points) shard_of[point_key(p)] = static_cast<size_t>(p.index) % n;
+  std::vector<std::string> shard_csv;
+  for (size_t k = 0; k < n; ++k) shard_csv.push_back((work / (shard_stem(s.name, k + 1, n) + ".csv")).string());
+  if (fs::exists(s.csv)) {
+    const Table merged = read_results_repairing(s.csv, &out.repairs);
+    std::vector<Table> dealt(n, Table{merged.header, {}});
+    for (size_t r = 0; r < merged.rows.size(); ++r) {
+      const auto it = shard_of.find(row_key(merged, r));
+      if (it != shard_of.end()) dealt[it->second].rows.push_back(merged.rows[r]);
+    }
+    for (size_t k = 0; k < n; ++k)
+      if (!dealt[k].rows.empty()) write_csv(shard_csv[k], dealt[k]);
+  }
+
+  std::vector<pid_t> pids;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<std::string> argv = {s.exe};
+    argv.insert(argv.end(), s.worker_args.begin(), s.worker_args.end());
+    argv.insert(argv.end(), {"--out", work.string(), "--shard", std::to_string(k + 1) + "/" + std::to_string(n)});
+    WorkerOutcome w;
+    w.gpu = s.gpus[k];
+    w.log = (work / ("worker-" + std::to_string(k + 1) + "-gpu" + s.gpus[k] + ".log")).string();
+    pids.push_back(spawn(argv, w.gpu, w.log));
+    out.workers.push_back(w);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    int status = 0;
+    while (::waitpid(pids[k], &status, 0) < 0 && errno == EINTR) {
+    }
+    out.workers[k].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // Whatever the workers wrote is merged, finished or not; the shard rows come first (newest).
+  std::vector<std::string> inputs;
+  for (const auto& c : shard_csv)
+    if (fs::exists(c)) inputs.push_back(c);
+  if (fs::exists(s.csv)) inputs.push_back(s.csv);
+  if (!inputs.empty()) out.rows = merge_files(inputs, s.csv, &out.repairs);
+  for (const auto& c : shard_csv) remove_result_files(c);
+  bool all_ok = true;
+  for (const auto& w : out.workers) all_ok = all_ok && w.status == 0;
+  if (all_ok) fs::remove_all(work);
+  return out;
+}
+
+}  // namespace sdtw::bench
