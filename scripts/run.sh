@@ -8,7 +8,7 @@
 # SDTW_BUILD_DIR=dir builds there instead of `build`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh run
 jobs=$(nproc)
 have_gpu=0
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
