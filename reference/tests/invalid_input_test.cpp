@@ -49,7 +49,6 @@ TEST(InvalidInput, NonFiniteEntries) {
     SCOPED_TRACE(bad);
     Matrix Dbad = D, xbad = x, ybad = y;
     Dbad(2, 1) = xbad(1, 0) = ybad(3, 1) = bad;
-    EXPECT_TRUE(rejects([&] { reference::soft_dtw(Dbad, {}); }, "D(2, 1)"));
     EXPECT_TRUE(rejects([&] { reference::hard_dtw(Dbad); }, "D(2, 1)"));
     EXPECT_TRUE(rejects([&] { reference::soft_dtw_sqeuclidean(xbad, y, {}); }, "x(1, 0)"));
     EXPECT_TRUE(rejects([&] { reference::soft_dtw_sqeuclidean(x, ybad, {}); }, "y(3, 1)"));

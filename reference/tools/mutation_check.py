@@ -10,8 +10,8 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 build = sys.argv[1]
 M = [
  ("M1 in_band ignores the band", "src/problem.cpp", "return !bandwidth || std::labs(i - j) <= *bandwidth;", "(void)i; (void)j; (void)bandwidth; return true;"),
- ("M2 sign flipped in the backward weight exponent", "src/soft_dtw.cpp", "return std::exp((R(si, sj) - D(si - 1, sj - 1) - R(i, j)) / g);", "return std::exp(-(R(si, sj) - D(si - 1, sj - 1) - R(i, j)) / g);"),
- ("M3 softmin shifts by max instead of min", "src/soft_dtw.cpp", "const double m = std::min({a, b, c});", "const double m = std::max({a, b, c});"),
+ ("M2 sign flipped in the backward weight exponent", "src/soft_dtw.cpp", "std::exp((m - a) / gamma)", "std::exp((a - m) / gamma)"),
+ ("M3 softmin shifts by max instead of min", "src/soft_dtw.cpp", "return kNaN;\n  const double m = std::min({a, b, c});", "return kNaN;\n  const double m = std::max({a, b, c});"),
  ("M4 factor 2 dropped in jacobian_product (both gradients)", "src/sqeuclidean.cpp", "return {2.0 * (rowsum.asDiagonal() * x_ - E * y_), 2.0 * (colsum", "return {1.0 * (rowsum.asDiagonal() * x_ - E * y_), 1.0 * (colsum"),
  ("M5 factor 2 dropped in grad_y only", "src/sqeuclidean.cpp", "2.0 * (colsum", "1.0 * (colsum"),
  ("M6 E(N,M) = 1 forgotten", "src/soft_dtw.cpp", "  E(N, M) = 1.0;\n", ""),
@@ -22,7 +22,8 @@ M = [
  ("M11 hard_dtw walk-back: diagonal step moves only i", "src/hard_dtw.cpp", "      --i;\n      --j;\n", "      --i;\n"),
  ("M12 batch reads pair b at an unpadded offset", "src/batch.cpp", "take(D + b * s.n * s.m, n, m, s.m)", "take(D + b * n * m, n, m, m)"),
  ("M13 divergence chains sdtw(x,x) through one argument only", "src/sqeuclidean.cpp", "xy.grad.x - 0.5 * (xx.grad.x + xx.grad.y)", "xy.grad.x - 0.5 * xx.grad.x"),
- ("M14 backward skips the diagonal successor", "src/soft_dtw.cpp", " +\n                E(i + 1, j + 1) * weight(i, j, i + 1, j + 1);", ";"),
+ ("M14 backward skips the diagonal predecessor", "src/soft_dtw.cpp", "      E(i - 1, j - 1) += E(i, j) * w[0];\n", ""),
+ ("M16 backward weights not normalised", "src/soft_dtw.cpp", "return {wa / s, wb / s, wc / s};", "return {wa, wb, wc};"),
  ("M15 batch gradient padding not cleared (grad_x written past x_len)", "src/batch.cpp", "out.grad_x.assign(s.batch * s.n * s.dim, 0.0);", "out.grad_x.assign(s.batch * s.n * s.dim, 1.0);"),
 ]
 results = []
