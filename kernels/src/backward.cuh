@@ -78,7 +78,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
         diag_below = lane == kWarp - 1 ? border_diag_j : diag_below;
         const bool active = row_ok & (j >= 0) & (j < cols);
         const bool last_cell = (i == rows - 1) & (j == cols - 1);
-        const C e_sum = last_cell ? dvalue : from_right + up_below + diag_below_prev;
+        const C e_end = State::is_poison(words[step]) ? C(NAN) : dvalue;
+        const C e_sum = last_cell ? e_end : from_right + up_below + diag_below_prev;
         const C e = active ? e_sum : C(0);
         C w_diag, w_up, w_left;
         State::decode(words[step], w_diag, w_up, w_left);

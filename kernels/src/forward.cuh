@@ -5,6 +5,7 @@
 // predecessor weights for the backward. A warp first stages its strip's whole cost in the strip's
 // state words, then walks the strip in chunks of 32 steps: the chunk's costs and border values are
 // fetched together first, so neither the cost's arithmetic nor a load latency sits on the chain.
+#include <cfloat>
 #include <climits>
 #include <cmath>
 
@@ -104,7 +105,11 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   __shared__ typename Cost::Scratch scratch[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const double inf = INFINITY;
-  const C exp2_scale = static_cast<C>(-1.4426950408889634 / a.gamma);  // exp(-v/gamma) = 2^(v * exp2_scale)
+  // exp(-v/gamma) = 2^(v * exp2_scale), the scale kept finite and normal in C: a gamma small
+  // enough to overflow it (or large enough to flush it to 0) turns a tie (v = 0) or an infinite
+  // predecessor (v = inf) into 0 * inf = NaN; clamped, they still weigh 1 and 0.
+  constexpr double kScaleLo = sizeof(C) == 4 ? FLT_MIN : DBL_MIN, kScaleHi = sizeof(C) == 4 ? FLT_MAX : DBL_MAX;
+  const C exp2_scale = static_cast<C>(-fmin(fmax(1.4426950408889634 / a.gamma, kScaleLo), kScaleHi));
   const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
   const Schedule& s = a.s;
   const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
@@ -176,7 +181,11 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         const typename State::Word w_live = State::encode(ed, eu, el, fast_rcp(sum));
         const double r = live ? r_live : inf;
         // Every (step, lane) slot of the strip is written, the ones outside the grid with empty().
-        if (t < last_step) chunk_state[step * kWarp] = live ? w_live : State::empty();
+        // A value that is not finite in T (no finite path, NaN, overflow) has no gradient: its end
+        // cell is marked so that the backward gives the whole pair NaN.
+        const bool end_overflows = step == value_step && !isfinite(static_cast<T>(r));
+        const typename State::Word w = end_overflows ? State::poison() : live ? w_live : State::empty();
+        if (t < last_step) chunk_state[step * kWarp] = w;
         if (writes_ring && ((in_grid >> step) & 1u)) ring_out[j] = r;
         if (step == value_step) a.values[b] = static_cast<T>(r);
         left = r;

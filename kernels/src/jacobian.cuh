@@ -156,7 +156,8 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
   auto& o_tile = tiles.other;
 
   const int64_t b = blockIdx.z;
-  const int64_t xl = a.x_len ? a.x_len[b] : a.n, yl = a.y_len ? a.y_len[b] : a.m;
+  const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
+  const int64_t yl = a.y_len ? Schedule::clamp_length(a.y_len[b], a.m) : a.m;
   const int64_t rows = for_y ? yl : xl, inner = for_y ? xl : yl;
   const int64_t padded_rows = for_y ? a.m : a.n, padded_inner = for_y ? a.n : a.m;
   const int64_t r0 = row_block * kRows;

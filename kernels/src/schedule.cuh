@@ -26,10 +26,12 @@ struct Schedule {
   unsigned long long* ticket;
   int* progress;  // one per strip (batch * strips)
 
+  static __device__ int64_t clamp_length(int64_t length, int64_t full) { return max(int64_t{1}, min(length, full)); }
   __device__ int64_t total() const { return batch * strips; }
-  // Lengths fit in int (validated on the host), so the per-step index math stays 32-bit.
-  __device__ int rows_of(int64_t b) const { return static_cast<int>(x_len ? x_len[b] : n); }
-  __device__ int cols_of(int64_t b) const { return static_cast<int>(y_len ? y_len[b] : m); }
+  // Lengths fit in int, so the per-step index math stays 32-bit. Lengths on the device are not
+  // validated (that would sync): out-of-range ones are clamped to [1, n] so memory stays in bounds.
+  __device__ int rows_of(int64_t b) const { return static_cast<int>(x_len ? clamp_length(x_len[b], n) : n); }
+  __device__ int cols_of(int64_t b) const { return static_cast<int>(y_len ? clamp_length(y_len[b], m) : m); }
   __device__ bool in_band(int i, int j) const { return bandwidth < 0 || abs(i - j) <= bandwidth; }
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 // The saved state of one DP cell: the softmin weights of its predecessors (diagonal, up; left is
 // what is left of one), normalised to sum to one. Before the forward reaches a cell its word holds
-// the cell's cost; the backward overwrites it with E (hold / held).
+// the cell's cost; the backward overwrites it with E (hold / held). poison() marks the end cell of
+// a pair whose value is not finite (no weights can encode it).
 #include <cstdint>
 
 namespace sdtw::kernels::detail {
@@ -25,6 +26,8 @@ struct CellState<float> {
     return qd | (qu << 16);
   }
   __device__ static Word empty() { return 0u; }
+  __device__ static Word poison() { return 0xffffffffu; }  // qd + qu > 65535: never a weight pair
+  __device__ static bool is_poison(Word w) { return w == 0xffffffffu; }
   __device__ static void decode(Word w, float& wdiag, float& wup, float& wleft) {
     const uint32_t qd = w & 0xffffu, qu = w >> 16;
     wdiag = static_cast<float>(qd) * (1.0f / kScale);
@@ -52,6 +55,8 @@ struct CellState<double> {
     return w;
   }
   __device__ static Word empty() { return {0.0, 0.0}; }
+  __device__ static Word poison() { return {NAN, NAN}; }
+  __device__ static bool is_poison(Word w) { return isnan(w.diag); }
   __device__ static void decode(Word w, double& wdiag, double& wup, double& wleft) {
     wdiag = w.diag;
     wup = w.up;
