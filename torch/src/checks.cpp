@@ -2,42 +2,9 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <sstream>
 
 namespace sdtw::ops::detail {
 namespace {
-
-bool cuda_checks_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("SDTW_TORCH_CUDA_CHECKS");
-    return env == nullptr || std::strcmp(env, "0") != 0;
-  }();
-  return enabled;
-}
-
-// NaN or Inf anywhere in t: on CPU an error that points at the first bad entry; on CUDA an
-// asynchronous device-side assert (no host sync, capturable in a CUDA graph).
-void check_finite(const at::Tensor& t, const char* name) {
-  if (t.numel() == 0) return;
-  if (!t.is_cpu()) {
-    // max |t| < inf is false for NaN too: four small kernels instead of isfinite's six.
-    if (t.is_cuda() && cuda_checks_enabled()) at::_assert_async(t.abs().amax() < INFINITY);
-    return;
-  }
-  const at::Tensor bad = at::logical_not(at::isfinite(t));
-  if (!bad.any().item<bool>()) return;
-  const at::Tensor where = bad.nonzero()[0];
-  at::Tensor value = t;
-  std::ostringstream index;
-  for (int64_t k = 0; k < where.numel(); ++k) {
-    const int64_t i = where[k].item<int64_t>();
-    index << (k ? ", " : "") << i;
-    value = value.select(0, i);
-  }
-  TORCH_CHECK_VALUE(false, name, " must be finite (no NaN or Inf), but ", name, "[", index.str(),
-                    "] = ", value.item<double>());
-}
 
 struct HostLengths {
   at::Tensor x, y;  // int64 on the CPU, or undefined when absent or on the device
@@ -77,18 +44,16 @@ void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<
   p.x_len = check_lengths(x_lengths, "x_lengths", p, p.n, host.x);
   p.y_len = check_lengths(y_lengths, "y_lengths", p, p.m, host.y);
 
-  // Lengths on the device are trusted up to an asynchronous assert: reading them would sync.
+  // Lengths on the device are not read (that would sync): the kernels clamp them to [1, N] and a
+  // pair whose lengths leave no path in the band gets an infinite value. check_inputs=True in
+  // Python checks them on the host.
   const bool device_lengths = (p.x_len && !host.x.defined()) || (p.y_len && !host.y.defined());
-  if (device_lengths && values == Values::check && cuda_checks_enabled()) {
-    if (p.x_len) at::_assert_async(at::logical_and(*p.x_len >= 1, *p.x_len <= p.n).all());
-    if (p.y_len) at::_assert_async(at::logical_and(*p.y_len >= 1, *p.y_len <= p.m).all());
-  }
   if (bandwidth < 0) return;
   if (!p.x_len && !p.y_len) {
     TORCH_CHECK_VALUE(std::llabs(p.n - p.m) <= bandwidth, "bandwidth ", bandwidth,
                       " leaves no alignment path for N = ", p.n, ", M = ", p.m,
                       ": it must be >= |N - M| = ", std::llabs(p.n - p.m));
-  } else if (!device_lengths) {
+  } else if (!device_lengths && values == Values::check) {
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t n = p.x_len ? host.x.data_ptr<int64_t>()[b] : p.n;
       const int64_t m = p.y_len ? host.y.data_ptr<int64_t>()[b] : p.m;
@@ -96,10 +61,6 @@ void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<
                         " leaves no alignment path for pair ", b, " (x_lengths = ", n, ", y_lengths = ", m,
                         "): it must be >= ", std::llabs(n - m));
     }
-  } else if (values == Values::check && cuda_checks_enabled()) {
-    const at::Tensor n = p.x_len ? *p.x_len : at::full({p.batch}, p.n, p.a.options().dtype(at::kLong));
-    const at::Tensor m = p.y_len ? *p.y_len : at::full({p.batch}, p.m, p.a.options().dtype(at::kLong));
-    at::_assert_async((n - m).abs().le(bandwidth).all());
   }
 }
 
@@ -152,10 +113,6 @@ Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, i
                        Values values) {
   Pair p = check_xy(x, y);
   check_common(p, gamma, bandwidth, x_lengths, y_lengths, values);
-  if (values == Values::check) {
-    check_finite(x, "x");
-    check_finite(y, "y");
-  }
   return p;
 }
 
@@ -173,7 +130,6 @@ Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10:
   TORCH_CHECK_VALUE(p.n >= 1 && p.m >= 1, "D must have at least one row and one column (got shape ", D.sizes(),
                     ")");
   check_common(p, gamma, bandwidth, x_lengths, y_lengths, values);
-  if (values == Values::check) check_finite(D, "D");
   return p;
 }
 

@@ -22,9 +22,9 @@ struct Pair {
   c10::optional<at::Tensor> y_len;
 };
 
-// What to check beyond shapes, dtypes and devices: the values (finite inputs; lengths in range and
-// inside the band). On CPU they are checked on the host; on CUDA with at::_assert_async (no host
-// sync), unless the environment variable SDTW_TORCH_CUDA_CHECKS is 0.
+// What to check beyond shapes, dtypes and devices: lengths given on the CPU in range and inside
+// the band (skip: the backward, whose forward checked them). Data values are never checked here:
+// non-finite values propagate to their pair's result, as in torch's own losses.
 enum class Values { check, skip };
 
 Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,

@@ -52,6 +52,22 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
   return op.call(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths);
 }
 
+at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth,
+                         const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<at::Tensor(const at::Tensor&, double, int64_t, const c10::optional<at::Tensor>&,
+                                           const c10::optional<at::Tensor>&)>("sdtw::soft_dtw_cost");
+  return op.call(D, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+at::Tensor soft_dtw_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+                                const c10::optional<at::Tensor>& x_lengths,
+                                const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const at::Tensor&, double, int64_t, const c10::optional<at::Tensor>&,
+                        const c10::optional<at::Tensor>&)>("sdtw::soft_dtw_sqeuclidean");
+  return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths);
+}
+
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist) {
   return detail::pairwise_cost(x, y, c10::string_view(dist.data(), dist.size()));
 }
@@ -69,79 +85,12 @@ bool built_with_cuda() {
 namespace sdtw::nn {
 namespace {
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
 c10::optional<at::Tensor> present(const at::Tensor& t) {
   return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
 }
 c10::optional<at::Tensor> present(const std::optional<at::Tensor>& t) {
   return t ? present(*t) : c10::nullopt;
 }
-
-// On CUDA the backward overwrites the saved state (the softmin weights become E). A second
-// backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
-// with the forward first; the first backward, the common case, uses it as it is.
-bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
-  TORCH_CHECK(!at::GradMode::is_enabled(),
-              "sdtw: double backward (create_graph=True through soft-DTW) is not supported");
-  if (!state.is_cuda()) return false;
-  if (ctx->saved_data.count("consumed") != 0) return true;
-  ctx->saved_data["consumed"] = true;
-  return false;
-}
-
-// gamma and bandwidth of a call, kept on the node for its backward.
-void save_options(AutogradContext* ctx, double gamma, int64_t bandwidth) {
-  ctx->saved_data["gamma"] = gamma;
-  ctx->saved_data["bandwidth"] = bandwidth;
-}
-std::pair<double, int64_t> saved_options(AutogradContext* ctx) {
-  return {ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
-}
-
-struct CostFunction : public torch::autograd::Function<CostFunction> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
-                            const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
-    auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
-    ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-    save_options(ctx, gamma, bandwidth);
-    return values;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const variable_list saved = ctx->get_saved_variables();
-    const auto [gamma, bandwidth] = saved_options(ctx);
-    const auto x_lengths = present(saved[2]), y_lengths = present(saved[3]);
-    at::Tensor state = saved[1];
-    if (state_consumed(ctx, state)) state = std::get<1>(ops::cost_forward(saved[0], gamma, bandwidth, x_lengths, y_lengths));
-    at::Tensor E = ops::cost_backward(grads[0], saved[0], state, gamma, bandwidth, x_lengths, y_lengths);
-    return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-  }
-};
-
-struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunction> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
-                            int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                            const c10::optional<at::Tensor>& y_lengths) {
-    auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
-    ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-    save_options(ctx, gamma, bandwidth);
-    return values;
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const variable_list saved = ctx->get_saved_variables();
-    const auto [gamma, bandwidth] = saved_options(ctx);
-    const auto x_lengths = present(saved[3]), y_lengths = present(saved[4]);
-    at::Tensor state = saved[2];
-    if (state_consumed(ctx, state))
-      state = std::get<1>(ops::sqeuclidean_forward(saved[0], saved[1], gamma, bandwidth, x_lengths, y_lengths));
-    auto [gx, gy] =
-        ops::sqeuclidean_backward(grads[0], saved[0], saved[1], state, gamma, bandwidth, x_lengths, y_lengths);
-    return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-  }
-};
 
 std::string canonical_dist(const std::string& dist) {
   std::string d = dist;
@@ -187,8 +136,8 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptio
   const int64_t bandwidth = band(options);
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
-    if (fused) return SqEuclideanFunction::apply(a, b, options.gamma, bandwidth, la, lb);
-    return CostFunction::apply(ops::pairwise_cost(a, b, dist), options.gamma, bandwidth, la, lb);
+    if (fused) return ops::soft_dtw_sqeuclidean(a, b, options.gamma, bandwidth, la, lb);
+    return ops::soft_dtw_cost(ops::pairwise_cost(a, b, dist), options.gamma, bandwidth, la, lb);
   };
   const c10::optional<at::Tensor> xl = present(x_lengths), yl = present(y_lengths);
   at::Tensor values = pair(x, y, xl, yl);
@@ -201,7 +150,7 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options,
   check_gamma_reduction(options);
   TORCH_CHECK_VALUE(!options.normalize,
                     "normalize=true needs x and y (sdtw(x, x) and sdtw(y, y)): use soft_dtw, not soft_dtw_cost");
-  return reduce(CostFunction::apply(D, options.gamma, band(options), present(x_lengths), present(y_lengths)),
+  return reduce(ops::soft_dtw_cost(D, options.gamma, band(options), present(x_lengths), present(y_lengths)),
                 options.reduction);
 }
 

@@ -6,6 +6,8 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <limits>
+#include <vector>
 #include <cctype>
 #include <stdexcept>
 #include <string>
@@ -22,9 +24,27 @@ namespace {
 namespace ref = sdtw::reference;
 static_assert(std::is_same_v<int64_t, long>, "the reference takes lengths as long");
 
+// Pairs whose cost has a non-finite entry inside their lengths (the reference rejects those).
+std::vector<int64_t> non_finite_pairs(const at::Tensor& D64, const Pair& p) {
+  std::vector<int64_t> bad;
+  const at::Tensor x_len = p.x_len ? p.x_len->cpu() : at::Tensor(), y_len = p.y_len ? p.y_len->cpu() : at::Tensor();
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t n = x_len.defined() ? x_len.data_ptr<int64_t>()[b] : p.n;
+    const int64_t m = y_len.defined() ? y_len.data_ptr<int64_t>()[b] : p.m;
+    if (!at::isfinite(D64[b].narrow(0, 0, n).narrow(1, 0, m)).all().item<bool>()) bad.push_back(b);
+  }
+  return bad;
+}
+
 // Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B) and E (B, N, M).
-std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const Pair& p, double gamma,
-                                                  int64_t bandwidth) {
+// Non-finite costs in pair b give pair b a NaN value and E (so NaN gradients), as torch's losses
+// propagate NaN; the other pairs are computed as usual.
+std::tuple<at::Tensor, at::Tensor> reference_cost(at::Tensor D64, const Pair& p, double gamma, int64_t bandwidth) {
+  const std::vector<int64_t> bad = non_finite_pairs(D64, p);
+  if (!bad.empty()) {
+    D64 = D64.clone();
+    for (const int64_t b : bad) D64[b].zero_();
+  }
   at::Tensor values = at::empty({p.batch}, D64.options());
   at::Tensor E = at::empty({p.batch, p.n, p.m}, D64.options());
   ref::Options options;
@@ -48,6 +68,10 @@ std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const P
     });
   } catch (const std::invalid_argument& e) {
     TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
+  }
+  for (const int64_t b : bad) {
+    values[b].fill_(std::numeric_limits<double>::quiet_NaN());
+    E[b].fill_(std::numeric_limits<double>::quiet_NaN());
   }
   return {values, E};
 }
@@ -190,6 +214,12 @@ TORCH_LIBRARY(sdtw, m) {
       " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");
   m.def("sqeuclidean_cost(Tensor x, Tensor y) -> Tensor");
+  m.def(
+      "soft_dtw_cost(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None)"
+      " -> Tensor");
+  m.def(
+      "soft_dtw_sqeuclidean(Tensor x, Tensor y, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CPU, m) {

@@ -8,11 +8,15 @@ The library is found through the environment variable SDTW_TORCH_LIBRARY, next t
 or in a build*/torch/ folder of the checkout.
 """
 from ._library import LIBRARY_PATH, built_with_cuda
-from . import _autograd
+from ._library import __version__  # CMake's project version + torch and CUDA of the build
+from . import _fake
 from .functional import alignment, alignment_from_cost, pairwise_cost, soft_dtw, soft_dtw_cost, softdtw
 from .module import SoftDTW
+from .barycenter import softdtw_barycenter
+from .cdist import cdist_soft_dtw
+from .kmeans import SoftDTWKMeans
 
-COMPILE_SUPPORTED = _autograd.NEW_API  # torch >= 2.4: fake tensors registered for torch.compile
+COMPILE_SUPPORTED = _fake.NEW_API  # torch >= 2.4: fake tensors registered for torch.compile
 
 __all__ = [
     "SoftDTW",
@@ -22,7 +26,11 @@ __all__ = [
     "alignment",
     "alignment_from_cost",
     "pairwise_cost",
+    "softdtw_barycenter",
+    "cdist_soft_dtw",
+    "SoftDTWKMeans",
     "built_with_cuda",
     "LIBRARY_PATH",
     "COMPILE_SUPPORTED",
+    "__version__",
 ]

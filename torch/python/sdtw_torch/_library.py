@@ -1,11 +1,13 @@
-"""Finds and loads libsdtw_torch (the sdtw operators) once."""
+"""Finds and loads libsdtw_torch (the sdtw operators) once, with the build's version beside it."""
 import ctypes
+import json
 import os
 from pathlib import Path
 
 import torch
 
 _NAMES = ("libsdtw_torch.so", "libsdtw_torch.dylib", "sdtw_torch.dll")
+_BUILD_INFO = "sdtw_torch_build.json"  # written by CMake next to the library (cmake/SdtwInstall.cmake)
 
 
 def _candidates():
@@ -13,11 +15,13 @@ def _candidates():
     if env:
         return [Path(env)]
     here = Path(__file__).resolve().parent
-    found = [here / name for name in _NAMES]
-    # A CMake build tree of this checkout: <repo>/build*/torch/libsdtw_torch.so, newest first.
+    found = [here / name for name in _NAMES]  # inside the package: pip install .
+    # The package in a checkout (torch/python/sdtw_torch): the checkout's CMake build trees,
+    # <repo>/build*/torch/libsdtw_torch.so, newest first.
     repo = here.parents[2]
-    builds = [p for name in _NAMES for p in repo.glob("build*/torch/" + name)]
-    found += sorted(builds, key=lambda p: p.stat().st_mtime, reverse=True)
+    if (repo / "torch" / "python" / "sdtw_torch").resolve() == here:
+        builds = [p for name in _NAMES for p in repo.glob("build*/torch/" + name)]
+        found += sorted(builds, key=lambda p: p.stat().st_mtime, reverse=True)
     return found
 
 
@@ -34,11 +38,21 @@ def _load():
     raise ImportError(
         "sdtw_torch: libsdtw_torch not found (looked at: "
         + ", ".join(str(p) for p in candidates)
-        + "). Build it (cmake --build <build> --target sdtw_torch) or set SDTW_TORCH_LIBRARY to its path."
+        + "). Install the package (pip install --no-build-isolation . in the checkout), build the library "
+        "(cmake --build <build> --target sdtw_torch) or set SDTW_TORCH_LIBRARY to its path."
     )
 
 
+def _build_version(library):
+    """'<project version>+pt<torch major minor><cu<CUDA>|cpu>', e.g. 0.1.0+pt211cu130."""
+    try:
+        return json.loads((library.parent / _BUILD_INFO).read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "0+unknown"  # a library built before the build info existed
+
+
 LIBRARY_PATH, _CDLL = _load()
+__version__ = _build_version(LIBRARY_PATH)
 
 
 def built_with_cuda() -> bool:

@@ -1,10 +1,11 @@
 """The functional API: soft_dtw, soft_dtw_cost, alignment, alignment_from_cost, pairwise_cost."""
 import math
+import numbers
 from collections import namedtuple
 
 import torch
 
-from . import _autograd
+from .checks import check_finite_inputs
 
 _SQEUCLIDEAN = ("sqeuclidean", "sq_euclidean", "squared_euclidean")
 _DISTS = {name: "sqeuclidean" for name in _SQEUCLIDEAN}
@@ -12,23 +13,36 @@ _DISTS.update({"euclidean": "euclidean", "cosine": "cosine", "l1": "l1", "manhat
 _REDUCTIONS = ("none", "mean", "sum")
 
 _Options = namedtuple("_Options", "gamma bandwidth normalize dist fused reduction")
+# A band at least this wide keeps every cell of any tensor that fits in memory: no band.
+_NO_BAND_FROM = 2**62
+
+
+def _real(value):
+    """A Python, numpy or 0-d tensor real number as a float; None if it is not one."""
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.dtype.is_complex:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
 
 
 def _check_gamma(gamma):
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma) or gamma <= 0:
-        raise ValueError(f"gamma must be a finite number > 0 (got {gamma!r})")
-    return float(gamma)
+    value = _real(gamma)
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"gamma must be a finite real number > 0 (got {gamma!r})")
+    return value
 
 
 def _check_bandwidth(bandwidth):
     """None, <= 0 or inf: no band (-1), as in softdtw-cuda-torch; otherwise floor(bandwidth)."""
     if bandwidth is None:
         return -1
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) or math.isnan(bandwidth):
-        raise ValueError(f"bandwidth must be None or a number (got {bandwidth!r})")
-    if bandwidth <= 0 or math.isinf(bandwidth):
+    value = _real(bandwidth)
+    if value is None or math.isnan(value):
+        raise ValueError(f"bandwidth must be None or a real number (got {bandwidth!r})")
+    if value <= 0 or value >= _NO_BAND_FROM:
         return -1
-    return int(math.floor(bandwidth))
+    return int(bandwidth) if isinstance(bandwidth, numbers.Integral) else int(math.floor(value))
 
 
 def _check_reduction(reduction):
@@ -58,10 +72,18 @@ def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
     )
 
 
-def _lengths(lengths):
+def _lengths(lengths, name):
     if lengths is None or isinstance(lengths, torch.Tensor):
         return lengths
-    return torch.as_tensor(lengths, dtype=torch.int64)
+    values = list(lengths) if isinstance(lengths, (list, tuple, range)) else None
+    if values is None or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
+        raise TypeError(f"{name} must be an integer tensor or a list of integers (got {lengths!r})")
+    return torch.tensor(values, dtype=torch.int64)
+
+
+def _check_tensor(t, name):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor (got {type(t).__name__}); convert it with torch.as_tensor")
 
 
 def _reduce(values, reduction):
@@ -81,15 +103,31 @@ def pairwise_cost(x, y, dist="sqeuclidean"):
     return torch.ops.sdtw.pairwise_cost(x, y, dist)
 
 
+def _cost(a, b, dist):
+    """The cost tensor of a and b; a callable's output must have the shape of pairwise_cost's."""
+    if not callable(dist):
+        return torch.ops.sdtw.pairwise_cost(a, b, dist)
+    D = dist(a, b)
+    expected = tuple(a.shape[:-1]) + (b.shape[-2],)
+    if not isinstance(D, torch.Tensor) or tuple(D.shape) != expected:
+        got = tuple(D.shape) if isinstance(D, torch.Tensor) else type(D).__name__
+        raise ValueError(f"dist: the callable's output must have shape {expected} (B, N, M) for x {tuple(a.shape)} "
+                         f"and y {tuple(b.shape)} (got {got})")
+    return D
+
+
 def _pair(a, b, la, lb, o):
     if o.fused:
-        return _autograd.sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb)
-    D = o.dist(a, b) if callable(o.dist) else torch.ops.sdtw.pairwise_cost(a, b, o.dist)
-    return _autograd.cost(D, o.gamma, o.bandwidth, la, lb)
+        return torch.ops.sdtw.soft_dtw_sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb)
+    return torch.ops.sdtw.soft_dtw_cost(_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb)
 
 
-def _soft_dtw(x, y, o, x_lengths, y_lengths):
-    xl, yl = _lengths(x_lengths), _lengths(y_lengths)
+def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
+    _check_tensor(x, "x")
+    _check_tensor(y, "y")
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    if check_inputs:
+        check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl)
     values = _pair(x, y, xl, yl, o)
     if o.normalize:
         values = values - 0.5 * (_pair(x, x, xl, xl, o) + _pair(y, y, yl, yl, o))
@@ -97,13 +135,14 @@ def _soft_dtw(x, y, o, x_lengths, y_lengths):
 
 
 def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
-             reduction="none", x_lengths=None, y_lengths=None):
+             reduction="none", x_lengths=None, y_lengths=None, check_inputs=False):
     """Soft-DTW between x (B, N, D) and y (B, M, D) (or unbatched (N, D), (M, D)).
 
     Returns (B,) (or () unbatched) for reduction='none', else the mean or sum over the batch.
     Differentiable in x and y. See SoftDTW for the keywords.
     """
-    return _soft_dtw(x, y, _resolve(gamma, bandwidth, normalize, dist, fused, reduction), x_lengths, y_lengths)
+    options = _resolve(gamma, bandwidth, normalize, dist, fused, reduction)
+    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs)
 
 
 def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None):
@@ -111,29 +150,40 @@ def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclide
     return soft_dtw(x, y, gamma=gamma, bandwidth=bandwidth, normalize=normalize, dist=dist, fused=fused)
 
 
-def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=None, y_lengths=None):
+def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=None, y_lengths=None,
+                  check_inputs=False):
     """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D."""
-    values = _autograd.cost(
-        D, _check_gamma(gamma), _check_bandwidth(bandwidth), _lengths(x_lengths), _lengths(y_lengths)
-    )
+    _check_tensor(D, "D")
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    if check_inputs:
+        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl)
+    values = torch.ops.sdtw.soft_dtw_cost(D, _check_gamma(gamma), _check_bandwidth(bandwidth), xl, yl)
     return _reduce(values, _check_reduction(reduction))
 
 
-def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None):
+def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False):
     """The expected alignment E = d soft_dtw_cost(D) / d D, same shape as D, entries in [0, 1].
 
     Zero in padding and outside the band. Not differentiable.
     """
+    _check_tensor(D, "D")
     gamma, bandwidth = _check_gamma(gamma), _check_bandwidth(bandwidth)
-    xl, yl = _lengths(x_lengths), _lengths(y_lengths)
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    if check_inputs:
+        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl)
     with torch.no_grad():
         values, state = torch.ops.sdtw.cost_forward(D, gamma, bandwidth, xl, yl)
         return torch.ops.sdtw.cost_backward(torch.ones_like(values), D, state, gamma, bandwidth, xl, yl)
 
 
-def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=None, y_lengths=None):
+def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=None, y_lengths=None,
+              check_inputs=False):
     """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist. Not differentiable."""
     o = _resolve(gamma, bandwidth, False, dist, False, "none")
+    _check_tensor(x, "x")
+    _check_tensor(y, "y")
+    if check_inputs:
+        check_finite_inputs(x=x, y=y, x_lengths=_lengths(x_lengths, "x_lengths"), y_lengths=_lengths(y_lengths, "y_lengths"))
     with torch.no_grad():
-        D = o.dist(x, y) if callable(o.dist) else torch.ops.sdtw.pairwise_cost(x, y, o.dist)
-        return alignment_from_cost(D, gamma=gamma, bandwidth=bandwidth, x_lengths=x_lengths, y_lengths=y_lengths)
+        return alignment_from_cost(_cost(x, y, o.dist), gamma=gamma, bandwidth=bandwidth, x_lengths=x_lengths,
+                                   y_lengths=y_lengths)

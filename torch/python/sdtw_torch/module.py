@@ -21,13 +21,18 @@ class SoftDTW(torch.nn.Module):
         always builds the cost tensor.
     reduction: 'none' returns (B,) (() unbatched); 'mean' and 'sum' reduce over the batch.
 
+    check_inputs: False (default) lets non-finite values in pair b give pair b a non-finite loss
+        and gradient, as torch's own losses do, with no extra work on the GPU; True raises
+        ValueError naming the argument, batch index and position of the first non-finite value
+        (and checks lengths given on the device), at the cost of a host synchronisation.
+
     Call: sdtw(x, y, x_lengths=None, y_lengths=None); lengths (B,) integer tensors (or lists)
     give each pair's true lengths in a padded batch. float16/bfloat16 inputs (autocast) are
     computed in float32 and give float32 values; gradients come back in the input dtype.
     """
 
     def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
-                 reduction="none"):
+                 reduction="none", check_inputs=False):
         super().__init__()
         _resolve(gamma, bandwidth, normalize, dist, fused, reduction)  # fail early, with the argument's name
         self.gamma = gamma
@@ -36,13 +41,14 @@ class SoftDTW(torch.nn.Module):
         self.dist = dist
         self.fused = fused
         self.reduction = reduction
+        self.check_inputs = bool(check_inputs)
 
     def forward(self, x, y, x_lengths=None, y_lengths=None):
         options = _resolve(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
-        return _soft_dtw(x, y, options, x_lengths, y_lengths)
+        return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs)
 
     def extra_repr(self):
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, dist={self.dist!r}, "
-            f"fused={self.fused}, reduction={self.reduction!r}"
+            f"fused={self.fused}, reduction={self.reduction!r}, check_inputs={self.check_inputs}"
         )

@@ -223,7 +223,7 @@ def test_torch_compile_small_model(fused):
 @needs_compile
 def test_opcheck_cuda_forward_ops():
     x, y = rand(2, 40, 3).requires_grad_(True), rand(2, 30, 3, seed=15).requires_grad_(True)
-    # test_schema is left out: on CUDA the backward overwrites the state (documented, see _autograd.py).
+    # test_schema is left out: on CUDA the backward overwrites the state (documented, see torch/src/autograd.cpp).
     utils = ("test_autograd_registration", "test_faketensor")
     torch.library.opcheck(torch.ops.sdtw.sqeuclidean_forward.default, (x, y, 0.5, -1, None, None), test_utils=utils)
     D = rand(2, 40, 30).abs().requires_grad_(True)

@@ -8,6 +8,8 @@
 //   sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
 //   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
 //   pairwise_cost(x, y, dist) -> D   (a differentiable composite of torch ops)
+//   soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths) -> values            (differentiable in D)
+//   soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths) -> values  (differentiable in x, y)
 //
 // Shapes: D is (B, N, M) or (N, M); x is (B, N, d) or (N, d), y is (B, M, d) or (M, d); values
 // are (B,) or (). bandwidth -1 keeps every cell, k >= 0 keeps |i - j| <= k. x_lengths, y_lengths:
@@ -40,6 +42,15 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
                                                         int64_t bandwidth = -1,
                                                         const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                                                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+
+// The loss operators: soft-DTW values with their autograd in C++ (the state lives on the autograd
+// node, freed on return when no input requires a gradient). The backward is once differentiable.
+at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
+                         const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+at::Tensor soft_dtw_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth = -1,
+                                const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
 
 // Pairwise costs (B, N, M) between the rows of x and y, differentiable: "sqeuclidean" (aliases
 // "sq_euclidean", "squared_euclidean"), "euclidean", "cosine" (1 - cosine similarity), "l1"

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""examples/train.py under DistributedDataParallel: one process per GPU (nccl) or per CPU worker
+(gloo), started by torchrun. Each process draws its own batches (seed + rank) and DDP averages the
+gradients, so a step sees nproc_per_node x --batch sequences. Rank 0 prints the loss curve and a
+summary (eval loss of the same held-out batch as train.py).
+
+    PYTHONPATH=torch/python torchrun --nproc_per_node 2 examples/train_ddp.py --device cpu
+    PYTHONPATH=torch/python torchrun --nproc_per_node 8 examples/train_ddp.py --device cuda
+"""
+import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+import sdtw_torch
+from train import Denoiser, make_batch
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--fused", choices=["true", "false", "auto"], default="auto")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=16, help="sequences per process and step")
+    parser.add_argument("--length", type=int, default=128)
+    parser.add_argument("--channels", type=int, default=4)
+    parser.add_argument("--gamma", type=float, default=0.1)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    fused = {"true": True, "false": False, "auto": None}[args.fused]
+
+    # torchrun sets RANK, LOCAL_RANK and WORLD_SIZE, and the rendezvous (env://).
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if args.device == "cuda":
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group("nccl" if args.device == "cuda" else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+
+    torch.manual_seed(args.seed)  # the same initial model everywhere (DDP also broadcasts rank 0's)
+    data_gen = torch.Generator().manual_seed(args.seed + rank)
+    model = DistributedDataParallel(Denoiser(args.channels).to(device),
+                                    device_ids=[local_rank] if args.device == "cuda" else None)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loss_fn = sdtw_torch.SoftDTW(gamma=args.gamma, fused=fused, normalize=True, reduction="mean")
+    eval_x, eval_y = make_batch(64, args.length, args.channels, torch.Generator().manual_seed(12345), device)
+
+    def evaluate():
+        with torch.no_grad():
+            return loss_fn(model.module(eval_x), eval_y).item()
+
+    def mean_over_ranks(value):
+        t = torch.tensor([value], dtype=torch.float64, device=device)
+        dist.all_reduce(t)
+        return t.item() / world
+
+    losses = []
+    start_eval = evaluate()
+    begin = time.perf_counter()
+    for step in range(args.steps):
+        x, y = make_batch(args.batch, args.length, args.channels, data_gen, device)
+        loss = loss_fn(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if rank == 0 and (step % 25 == 0 or step == args.steps - 1):
+            print(f"step {step:4d}  loss (rank 0) {losses[-1]:.5f}", flush=True)
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    elapsed = time.perf_counter() - begin
+    end_eval = evaluate()
+    first = mean_over_ranks(sum(losses[:10]) / min(10, len(losses)))
+    last = mean_over_ranks(sum(losses[-10:]) / min(10, len(losses)))
+    if rank == 0:
+        print(f"summary: device={args.device} processes={world} fused={args.fused} steps={args.steps} "
+              f"batch={world}x{args.batch} train_loss first10={first:.5f} last10={last:.5f} "
+              f"eval_loss start={start_eval:.5f} end={end_eval:.5f} time={elapsed:.2f}s", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+"""The user's training step through sdtw_torch, measured the way a user runs it.
+
+For each point (B, N, D), API (module / functional), mode (fused / unfused) and precision
+(float32 / bfloat16 autocast): the eager step (fresh leaf copies of x and y, loss.sum().backward(),
+CUDA events), the same step captured once and replayed as a CUDA graph, torch.compile(mode=
+"reduce-overhead", fullgraph=True), kernel time and CUDA launches of the loss from the profiler,
+and step memory (peak minus allocated before the step) in bytes per DP cell.
+
+    python3 torch/bench/step.py --out results/h100     # writes step.csv and step.md there
+"""
+import argparse
+import csv
+import datetime
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+import sdtw_torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from step_report import markdown  # noqa: E402
+
+POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
+COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
+COLUMNS = (
+    "gpu commit date B N M D api mode precision eager_ms eager_p10_ms eager_p90_ms graph_ms compile_ms "
+    "kernel_ms launches memsets eager_over_graph compile_over_graph step_bytes xy_bytes bytes_per_cell "
+    "state_bytes_per_cell compile_skips disposition error"
+).split()
+
+
+def loss_function(api, mode, gamma=1.0):
+    fused = mode == "fused"
+    if api == "module":
+        return sdtw_torch.SoftDTW(gamma=gamma, fused=fused)
+    return lambda x, y: sdtw_torch.soft_dtw(x, y, gamma=gamma, fused=fused)
+
+
+def make_step(loss_fn, precision):
+    """loss.sum().backward() on leaves x, y; bfloat16 leaves under autocast for 'bf16-autocast'."""
+    def step(x, y):
+        if precision == "float32":
+            loss = loss_fn(x, y).sum()
+        else:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = loss_fn(x, y).sum()
+        loss.backward()
+        return loss
+    return step
+
+
+def leaves(x0, y0):
+    return x0.clone().requires_grad_(), y0.clone().requires_grad_()
+
+
+def timed(run, steps):
+    """Per-step times (ms) by CUDA events around each call of run()."""
+    times = []
+    for _ in range(steps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return times
+
+
+def quantile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def eager_times(step, x0, y0, warmup, steps):
+    for _ in range(warmup):
+        step(*leaves(x0, y0))
+    return timed(lambda: step(*leaves(x0, y0)), steps)
+
+
+def graph_times(step, x0, y0, warmup, steps):
+    """The same step (copies included) captured once and replayed."""
+    x_in, y_in = x0.clone(), y0.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step(*leaves(x_in, y_in))
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step(*leaves(x_in, y_in))
+    for _ in range(warmup):
+        graph.replay()
+    return timed(graph.replay, steps)
+
+
+def compile_times(loss_fn, precision, x0, y0, warmup, steps):
+    """torch.compile of the loss (forward and backward captured by Inductor's CUDA graphs)."""
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(lambda x, y: loss_fn(x, y).sum(), mode="reduce-overhead", fullgraph=True)
+    step = make_step(compiled, precision)
+
+    def run():
+        torch.compiler.cudagraph_mark_step_begin()
+        step(*leaves(x0, y0))
+
+    for _ in range(max(warmup, 3)):
+        run()
+    times = timed(run, steps)
+    skips = sum(counters["inductor"].get(k, 0) for k in ("cudagraph_skips",))
+    return times, int(skips)
+
+
+def profile_loss(step, x0, y0):
+    """Kernel time and launches of one loss forward + backward (leaves made outside)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x, y = leaves(x0, y0)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step(x, y)
+        torch.cuda.synchronize()
+    launches = memsets = 0
+    kernel_us = 0.0
+    for event in prof.events():
+        name = event.name
+        if event.device_type == torch.autograd.DeviceType.CPU:
+            if "LaunchKernel" in name:
+                launches += 1
+            elif "Memset" in name:
+                memsets += 1
+        elif event.device_type == torch.autograd.DeviceType.CUDA and not name.lower().startswith("memset"):
+            kernel_us += event.device_time if hasattr(event, "device_time") else event.cuda_time
+    return kernel_us / 1e3, launches, memsets
+
+
+def step_memory(step, x0, y0):
+    """Peak minus allocated before the step, and the bytes of x- and y-shaped tensors in it."""
+    x, y = leaves(x0, y0)
+    step(x, y)  # warm the caches of this shape
+    x, y = leaves(x0, y0)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    step(x, y)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - before
+    xy = x.grad.numel() * x.grad.element_size() + y.grad.numel() * y.grad.element_size()
+    if x0.dtype != torch.float32:  # the autocast casts to float32, live until the backward ends
+        xy += (x.numel() + y.numel()) * 4
+    return peak, xy
+
+
+def run_point(args, b, n, d, api, mode, precision, meta):
+    row = dict(meta, B=b, N=n, M=n, D=d, api=api, mode=mode, precision=precision, disposition="passed", error="")
+    dtype = torch.float32 if precision == "float32" else torch.bfloat16
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x0 = torch.randn(b, n, d, device="cuda", generator=gen).to(dtype)
+    y0 = torch.randn(b, n, d, device="cuda", generator=gen).to(dtype)
+    loss_fn = loss_function(api, mode)
+    step = make_step(loss_fn, precision)
+    cells = b * n * n
+    try:
+        eager = eager_times(step, x0, y0, args.warmup, args.steps)
+        graph = graph_times(step, x0, y0, args.warmup, args.steps)
+        kernel_ms, launches, memsets = profile_loss(step, x0, y0)
+        peak, xy = step_memory(step, x0, y0)
+        row.update(
+            eager_ms=statistics.median(eager), eager_p10_ms=quantile(eager, 0.1), eager_p90_ms=quantile(eager, 0.9),
+            graph_ms=statistics.median(graph), kernel_ms=kernel_ms, launches=launches, memsets=memsets,
+            step_bytes=peak, xy_bytes=xy, bytes_per_cell=(peak - xy) / cells,
+            state_bytes_per_cell=sdtw_torch._library.cuda_state_bytes(b, n, n, d, -1, False) / cells,
+        )
+        row["eager_over_graph"] = row["eager_ms"] / row["graph_ms"]
+        if (b, n, d) in args.compile_points and precision == "float32":
+            times, skips = compile_times(loss_fn, precision, x0, y0, args.warmup, args.steps)
+            row.update(compile_ms=statistics.median(times), compile_skips=skips)
+            row["compile_over_graph"] = row["compile_ms"] / row["graph_ms"]
+    except torch.cuda.OutOfMemoryError as e:
+        row.update(disposition="out_of_memory", error=str(e).splitlines()[0][:200])
+    except Exception as e:  # a failed point is a row, never a lost sweep
+        row.update(disposition="error", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    torch.cuda.empty_cache()
+    return row
+
+
+def metadata():
+    commit = os.environ.get("SDTW_GIT_COMMIT")
+    if not commit:
+        try:
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                    check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            commit = "unknown"
+    return {"gpu": torch.cuda.get_device_name(), "commit": commit,
+            "date": datetime.date.today().isoformat()}
+
+
+def fmt(value):
+    if isinstance(value, float):
+        return f"{value:.4g}" if math.isfinite(value) else str(value)
+    return "" if value is None else str(value)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, type=Path, help="folder for step.csv and step.md")
+    parser.add_argument("--points", default=None, help="B,N,D;B,N,D;... (default: the issue's six points)")
+    parser.add_argument("--compile-points", default=None, help="points that also run torch.compile (B,N,D;...)")
+    parser.add_argument("--apis", default="module,functional")
+    parser.add_argument("--modes", default="fused,unfused")
+    parser.add_argument("--precisions", default="float32,bf16-autocast")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args(argv)
+    parse = lambda s: tuple(tuple(int(v) for v in p.split(",")) for p in s.split(";") if p)  # noqa: E731
+    points = parse(args.points) if args.points else POINTS
+    args.compile_points = parse(args.compile_points) if args.compile_points else COMPILE_POINTS
+    if args.steps < 20:
+        parser.error("--steps must be >= 20 (median and spread need enough steps)")
+    if not torch.cuda.is_available():
+        parser.error("needs a CUDA device (torch.cuda.is_available() is False)")
+    meta = metadata()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for b, n, d in points:
+        for api in args.apis.split(","):
+            for mode in args.modes.split(","):
+                for precision in args.precisions.split(","):
+                    row = run_point(args, b, n, d, api, mode, precision, meta)
+                    rows.append(row)
+                    print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[3:]), flush=True)
+    with open(args.out / "step.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: fmt(row.get(k)) for k in COLUMNS})
+    (args.out / "step.md").write_text(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

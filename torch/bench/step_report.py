@@ -1,0 +1,92 @@
+"""step.md from the rows of step.csv: the step's times, launches and an account of its memory.
+
+    python3 torch/bench/step_report.py results/h100/step.csv > results/h100/step.md
+"""
+import csv
+import sys
+
+EAGER_OVER_GRAPH_MAX = 1.3
+LAUNCHES_MAX = {"fused": 4, "unfused": 6}
+BYTES_PER_CELL_MAX = {"fused": 4.5, "unfused": 12.5}  # at N >= 512
+
+
+def _num(row, key):
+    value = row.get(key, "")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _f(value, digits=3):
+    return "-" if value != value else f"{value:.{digits}g}"
+
+
+def account(row):
+    """Expected bytes per cell of the step's own tensors: state, and in unfused mode the cost D
+    and the alignment E (float32, 4 bytes per cell each); the rest is what nothing explains."""
+    state = _num(row, "state_bytes_per_cell")
+    cost = alignment = 4.0 if row["mode"] == "unfused" else 0.0
+    measured = _num(row, "bytes_per_cell")
+    return state, cost, alignment, measured - state - cost - alignment
+
+
+def verdicts(row):
+    n, mode = int(row["N"]), row["mode"]
+    out = []
+    if _num(row, "launches") > LAUNCHES_MAX[mode]:
+        out.append(f"launches > {LAUNCHES_MAX[mode]}")
+    if n >= 512 and _num(row, "bytes_per_cell") > BYTES_PER_CELL_MAX[mode]:
+        out.append(f"B/cell > {BYTES_PER_CELL_MAX[mode]}")
+    if (int(row["B"]), n, int(row["D"])) in ((16, 128, 64), (32, 512, 64)) and \
+            _num(row, "eager_over_graph") > EAGER_OVER_GRAPH_MAX:
+        out.append(f"eager/graph > {EAGER_OVER_GRAPH_MAX}")
+    if row.get("disposition", "passed") != "passed":
+        out.append(row["disposition"])
+    return ", ".join(out) or "ok"
+
+
+def markdown(rows):
+    rows = [{k: ("" if v is None else str(v)) for k, v in r.items()} for r in rows]
+    head = rows[0] if rows else {}
+    lines = [
+        "# The user's training step (torch/bench/step.py)",
+        "",
+        f"GPU {head.get('gpu', '?')}, commit {head.get('commit', '?')}, {head.get('date', '?')}. Method: one Python "
+        "process; each step makes fresh leaf copies of x and y and runs `loss.sum().backward()`; times are "
+        "CUDA events around each step (median of the timed steps, p10-p90 beside it). Graph: the same step, "
+        "copies included, captured once and replayed. Compile: `torch.compile(mode='reduce-overhead', "
+        "fullgraph=True)` of the loss, backward included. Kernel time and launches: the profiler over one "
+        "loss forward + backward (leaves made outside; launches = kernel launches, memsets counted apart). "
+        "Memory: peak minus allocated just before the step, less the tensors shaped like x and y (their "
+        "gradients; under autocast also the float32 casts), per DP cell (B x N x M).",
+        "",
+        f"Bounds: eager / graph <= {EAGER_OVER_GRAPH_MAX} at (16,128,64) and (32,512,64); launches <= "
+        f"{LAUNCHES_MAX['fused']} fused, <= {LAUNCHES_MAX['unfused']} unfused; bytes per cell <= "
+        f"{BYTES_PER_CELL_MAX['fused']} fused, <= {BYTES_PER_CELL_MAX['unfused']} unfused at N >= 512.",
+        "",
+        "| B | N | D | api | mode | precision | eager ms (p10-p90) | graph ms | compile ms | kernels ms | "
+        "eager/graph | launches (+memsets) | B/cell | state | cost D | E | unexplained | check |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        state, cost, alignment, rest = account(r)
+        lines.append(
+            f"| {r['B']} | {r['N']} | {r['D']} | {r['api']} | {r['mode']} | {r['precision']} | "
+            f"{_f(_num(r, 'eager_ms'))} ({_f(_num(r, 'eager_p10_ms'))}-{_f(_num(r, 'eager_p90_ms'))}) | "
+            f"{_f(_num(r, 'graph_ms'))} | {_f(_num(r, 'compile_ms'))} | {_f(_num(r, 'kernel_ms'))} | "
+            f"{_f(_num(r, 'eager_over_graph'))} | {r.get('launches', '')} (+{r.get('memsets', '')}) | "
+            f"{_f(_num(r, 'bytes_per_cell'))} | {_f(state)} | {_f(cost)} | {_f(alignment)} | {_f(rest, 2)} | "
+            f"{verdicts(r)} |"
+        )
+    errors = [r for r in rows if r.get("error")]
+    if errors:
+        lines += ["", "Errors:", ""] + [
+            f"- ({r['B']}, {r['N']}, {r['D']}) {r['api']} {r['mode']} {r['precision']}: {r['error']}" for r in errors
+        ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1], newline="") as f:
+        sys.stdout.write(markdown(list(csv.DictReader(f))))

@@ -1,0 +1,67 @@
+"""Fake implementations (torch >= 2.4: torch.compile and meta tensors) and autocast rules for the
+sdtw operators. Autograd lives in C++ (torch/src/autograd.cpp) on sdtw::soft_dtw_sqeuclidean and
+sdtw::soft_dtw_cost, so a training step runs no Python besides the call itself.
+"""
+import torch
+
+from . import _library
+
+NEW_API = hasattr(torch.library, "register_fake")
+
+
+def _value_dtype(dtype):
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _values(a):
+    return a.new_empty(() if a.dim() == 2 else (a.shape[0],), dtype=_value_dtype(a.dtype))
+
+
+def _forward(a, n, m, dim, bandwidth):
+    """values and state with the shapes, dtypes and devices of the real operators."""
+    batch = 1 if a.dim() == 2 else a.shape[0]
+    if a.device.type == "cuda":
+        nbytes = _library.cuda_state_bytes(batch, n, m, dim, bandwidth, a.dtype == torch.float64)
+        state = a.new_empty((nbytes,), dtype=torch.uint8)
+    else:
+        state = a.new_empty((batch, n, m), dtype=torch.float64)
+    return _values(a), state
+
+
+if NEW_API:
+    @torch.library.register_fake("sdtw::soft_dtw_sqeuclidean")
+    def _(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+        return _values(x)
+
+    @torch.library.register_fake("sdtw::soft_dtw_cost")
+    def _(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+        return _values(D)
+
+    @torch.library.register_fake("sdtw::cost_forward")
+    def _(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+        return _forward(D, D.shape[-2], D.shape[-1], 1, bandwidth)
+
+    @torch.library.register_fake("sdtw::sqeuclidean_cost")
+    def _(x, y):
+        return x.new_empty(x.shape[:-1] + y.shape[-2:-1], dtype=_value_dtype(x.dtype))
+
+    @torch.library.register_fake("sdtw::cost_backward")
+    def _(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+        return torch.empty_like(D, memory_format=torch.contiguous_format)
+
+    @torch.library.register_fake("sdtw::sqeuclidean_forward")
+    def _(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+        return _forward(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth)
+
+    @torch.library.register_fake("sdtw::sqeuclidean_backward")
+    def _(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+        return (
+            torch.empty_like(x, memory_format=torch.contiguous_format),
+            torch.empty_like(y, memory_format=torch.contiguous_format),
+        )
+
+    # Under torch.autocast on CUDA, float16/bfloat16 inputs (a model's output next to a float32
+    # target) are cast to float32 before the operators see them; outside autocast x and y must agree.
+    if hasattr(torch.library, "register_autocast"):
+        for _name in ("sdtw::soft_dtw_sqeuclidean", "sdtw::soft_dtw_cost", "sdtw::pairwise_cost"):
+            torch.library.register_autocast(_name, "cuda", torch.float32)

@@ -1,0 +1,227 @@
+"""softdtw_barycenter: the series Z minimising sum_b w_b soft_dtw(Z, X_b), for one or K groups at once."""
+import math
+import time
+
+import torch
+
+from .cdist import check_series_set, check_set_lengths
+from .functional import _check_gamma, soft_dtw
+
+_METHODS = ("adam", "lbfgs")
+
+
+def resample(X, lengths, size):
+    """Each series' first lengths[b] rows linearly interpolated to size rows: (B, size, D).
+
+    tslearn's TimeSeriesResampler: positions linspace(0, 1, size) over linspace(0, 1, length).
+    """
+    B, N, D = X.shape
+    if lengths is None:
+        lengths = torch.full((B,), N, dtype=torch.int64, device=X.device)
+    t = torch.linspace(0, 1, size, dtype=X.dtype, device=X.device)
+    last = (lengths - 1).to(X.dtype).unsqueeze(1)
+    position = t.unsqueeze(0) * last
+    lo = position.floor().clamp(max=last).to(torch.int64)
+    hi = torch.minimum(lo + 1, (lengths - 1).unsqueeze(1))
+    frac = (position - lo.to(X.dtype)).unsqueeze(2)
+
+    def rows(index):
+        return X.gather(1, index.unsqueeze(2).expand(B, size, D))
+
+    return rows(lo) * (1 - frac) + rows(hi) * frac
+
+
+def _check_weights(weights, B, device, dtype):
+    """(K, B) non-negative weights, each row normalised to sum 1, and whether the caller gave one group."""
+    if weights is None:
+        return torch.full((1, B), 1.0 / B, device=device, dtype=dtype), True
+    w = torch.as_tensor(weights).to(device=device, dtype=dtype)
+    single = w.dim() == 1
+    if single:
+        w = w.unsqueeze(0)
+    if w.dim() != 2 or w.shape[1] != B:
+        raise ValueError(f"weights must have shape ({B},) or (K, {B}) for X with {B} series "
+                         f"(got {tuple(torch.as_tensor(weights).shape)})")
+    if not bool(torch.isfinite(w).all()) or bool((w < 0).any()):
+        raise ValueError("weights must be finite and >= 0")
+    total = w.sum(1, keepdim=True)
+    if bool((total <= 0).any()):
+        empty = int((total.squeeze(1) <= 0).nonzero()[0])
+        raise ValueError(f"weights must have a positive sum in every group (group {empty} sums to 0)")
+    return w / total, single
+
+
+def _check_init(init, K, single, X, device):
+    D = X.shape[2]
+    z = torch.as_tensor(init).detach().to(device=device, dtype=X.dtype)
+    if z.dim() == 2:
+        z = z.unsqueeze(0).expand(K, -1, -1)
+    expected = f"(N_z, {D})" if single else f"(N_z, {D}) or ({K}, N_z, {D})"
+    if z.dim() != 3 or z.shape[0] != K or z.shape[2] != D or z.shape[1] < 1:
+        raise ValueError(f"init must have shape {expected} (got {tuple(torch.as_tensor(init).shape)})")
+    if not bool(torch.isfinite(z).all()):
+        raise ValueError("init must be finite")
+    return z.clone()
+
+
+def _check_options(max_iter, lr, patience, tol, method):
+    def integer(value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not integer(max_iter) or max_iter < 0:
+        raise ValueError(f"max_iter must be an integer >= 0 (got {max_iter!r})")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
+        raise ValueError(f"lr must be a finite number > 0 (got {lr!r})")
+    if not integer(patience) or patience < 1:
+        raise ValueError(f"patience must be an integer >= 1 (got {patience!r})")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+        raise ValueError(f"tol must be a number >= 0 (got {tol!r})")
+    if method not in _METHODS:
+        raise ValueError(f"method must be 'adam' or 'lbfgs' (got {method!r})")
+
+
+class _Objective:
+    """Per group k: sum_b W[k, b] soft_dtw(Z[k], X[b]) over the pairs with W[k, b] > 0."""
+
+    def __init__(self, X, W, lengths, gamma, fused):
+        self.group, self.series = W.nonzero(as_tuple=True)
+        self.weight = W[self.group, self.series]
+        self.X = X.index_select(0, self.series)
+        self.lengths = None if lengths is None else lengths.index_select(0, self.series)
+        self.K, self.gamma, self.fused = W.shape[0], gamma, fused
+
+    def keep_groups(self, active):
+        """Drop the pairs of groups that stopped."""
+        keep = active.index_select(0, self.group).nonzero().squeeze(1)
+        self.group, self.series, self.weight = (t.index_select(0, keep) for t in (self.group, self.series, self.weight))
+        self.X = self.X.index_select(0, keep)
+        self.lengths = None if self.lengths is None else self.lengths.index_select(0, keep)
+
+    def __call__(self, Z):
+        values = soft_dtw(Z.index_select(0, self.group), self.X, gamma=self.gamma, fused=self.fused,
+                          y_lengths=self.lengths)
+        return values.new_zeros(self.K).index_add(0, self.group, self.weight.to(values.dtype) * values)
+
+
+def _clip_per_group(grad, max_norm=1.0):
+    """clip_grad_norm_(max_norm) applied to each group's barycenter on its own."""
+    norms = grad.flatten(1).norm(dim=1)
+    grad.mul_((max_norm / (norms + 1e-6)).clamp(max=1.0).view(-1, 1, 1))
+
+
+def _adam(Z, objective, max_iter, lr, early_stopping, patience, tol, verbose):
+    """softdtw-cuda-torch's schedule: Adam, cosine-annealed lr (to lr/10), gradient clipped to norm 1,
+    early stopping once past half of max_iter after patience steps without an improvement > tol;
+    here each group keeps its own clip, best loss and patience, and a stopped group stays put."""
+    K = Z.shape[0]
+    optimizer = torch.optim.Adam([Z], lr=lr)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=max_iter, eta_min=lr * 0.1)
+    active = [True] * K
+    best = [math.inf] * K
+    waited = [0] * K
+    start = time.time()
+    for iteration in range(max_iter):
+        optimizer.zero_grad()
+        losses = objective(Z)
+        losses.sum().backward()
+        _clip_per_group(Z.grad)
+        frozen = None if all(active) else Z.detach().clone()
+        optimizer.step()
+        scheduler.step()
+        if frozen is not None:
+            mask = torch.tensor(active, device=Z.device).view(-1, 1, 1)
+            Z.data.copy_(torch.where(mask, Z.data, frozen))
+        values = losses.tolist()
+        stopped = []
+        for k in range(K):
+            if not active[k] or not early_stopping:
+                continue
+            if best[k] - values[k] > tol:
+                best[k], waited[k] = values[k], 0
+            else:
+                waited[k] += 1
+            if waited[k] >= patience and iteration > max_iter // 2:
+                active[k] = False
+                stopped.append(k)
+        if verbose and stopped:
+            print(f"softdtw_barycenter: early stopping at iteration {iteration + 1} for group(s) {stopped} "
+                  f"(no improvement > {tol} for {patience} iterations)")
+        if verbose and ((iteration + 1) % 20 == 0 or iteration + 1 == max_iter):
+            print(f"softdtw_barycenter: iteration {iteration + 1:4d}/{max_iter} | loss {sum(values):.6g} | "
+                  f"lr {optimizer.param_groups[0]['lr']:.2e} | active groups {sum(active)}/{K} | "
+                  f"{time.time() - start:.2f} s")
+        if not any(active):
+            break
+        if stopped:
+            objective.keep_groups(torch.tensor(active, device=Z.device))
+
+
+def _lbfgs(Z, objective, max_iter, tol, verbose):
+    """tslearn's method: L-BFGS (torch.optim.LBFGS, strong Wolfe line search, step 1) on the sum of
+    the groups' objectives, which is separable, so each group still reaches its own minimum."""
+    optimizer = torch.optim.LBFGS([Z], lr=1, max_iter=max_iter, tolerance_change=tol,
+                                  line_search_fn="strong_wolfe")
+    evaluations = [0]
+    start = time.time()
+
+    def closure():
+        optimizer.zero_grad()
+        loss = objective(Z).sum()
+        loss.backward()
+        evaluations[0] += 1
+        if verbose and evaluations[0] % 20 == 0:
+            print(f"softdtw_barycenter: L-BFGS evaluation {evaluations[0]:4d} | loss {loss.item():.6g} | "
+                  f"{time.time() - start:.2f} s")
+        return loss
+
+    if max_iter > 0:
+        optimizer.step(closure)
+        if verbose:
+            print(f"softdtw_barycenter: L-BFGS done after {optimizer.state[Z]['n_iter']} iterations, "
+                  f"{evaluations[0]} evaluations")
+
+
+def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init=None, device=None,
+                       verbose=False, fused=None, early_stopping=True, patience=10, tol=1e-5,
+                       X_lengths=None, method="adam"):
+    """Soft-DTW barycenter: argmin_Z sum_b w_b soft_dtw(Z, X[b]) (Cuturi & Blondel 2017, section 4).
+
+    softdtw-cuda-torch's keywords, defaults and result: X (B, N, D) -> Z (N, D), weights (B,)
+    (normalised to sum 1; None: uniform), init (N_z, D) (None: the weighted mean of X), device
+    (None: X's device; X, weights and init are moved there), fused as for soft_dtw, and the Adam
+    schedule: lr cosine-annealed to lr / 10 over max_iter steps, gradient norm clipped to 1,
+    early stopping (once past max_iter // 2) after patience steps without an improvement > tol.
+    verbose prints the loss every 20 iterations and when a group stops.
+
+    Beyond it:
+      X_lengths (B,): the true lengths of padded series; the default init then averages each
+        series linearly resampled to N rows (tslearn's initialisation).
+      weights (K, B): K barycenters in one batched call, row k weighting group k (zero: not a
+        member); returns (K, N_z, D). init may then be (K, N_z, D). Each group has its own clip,
+        early stopping and result, the same as K separate calls.
+      method='lbfgs': torch.optim.LBFGS with a strong Wolfe line search (tslearn's method), at
+        most max_iter iterations, stopping when the loss changes by less than tol; lr,
+        early_stopping and patience apply to Adam only.
+    """
+    check_series_set(X, "X")
+    gamma = _check_gamma(gamma)
+    _check_options(max_iter, lr, patience, tol, method)
+    device = torch.device(device) if device is not None else X.device
+    X = X.detach().to(device)
+    B, N, _ = X.shape
+    lengths = check_set_lengths(X_lengths, X, "X_lengths")
+    W, single = _check_weights(weights, B, device, X.dtype)
+    K = W.shape[0]
+    if init is None:
+        series = X if lengths is None else resample(X, lengths, N)
+        Z = (W @ series.reshape(B, -1)).view(K, N, -1)
+    else:
+        Z = _check_init(init, K, single, X, device)
+    Z.requires_grad_(True)
+    objective = _Objective(X, W, lengths, gamma, fused)
+    if method == "adam":
+        _adam(Z, objective, max_iter, lr, early_stopping, patience, tol, verbose)
+    else:
+        _lbfgs(Z, objective, max_iter, tol, verbose)
+    Z = Z.detach()
+    return Z[0] if single else Z

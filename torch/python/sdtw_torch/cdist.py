@@ -1,0 +1,117 @@
+"""cdist_soft_dtw: soft-DTW between every row of X and every row of Y, computed in chunks of pairs."""
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from .functional import _resolve, soft_dtw
+
+# DP cells per chunk: bounds the state a chunk holds (float64 per cell on the CPU, ~4 bytes on CUDA).
+_CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
+
+
+def check_series_set(X, name):
+    """X must be a floating (B, N, D) tensor with B, N, D >= 1."""
+    if not isinstance(X, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (B, N, D) (got {type(X).__name__})")
+    if X.dim() != 3 or min(X.shape) < 1:
+        raise ValueError(f"{name} must have shape (B, N, D) with B, N, D >= 1 (got {tuple(X.shape)})")
+    if not X.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor (got {X.dtype})")
+
+
+def check_set_lengths(lengths, X, name):
+    """None, or (B,) integers in [1, N] for X (B, N, D), as an int64 tensor on X's device."""
+    if lengths is None:
+        return None
+    if not isinstance(lengths, torch.Tensor):
+        lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1 or lengths.shape[0] != X.shape[0] or lengths.is_floating_point():
+        raise ValueError(f"{name} must be {X.shape[0]} integers, one per series (got shape {tuple(lengths.shape)}, "
+                         f"{lengths.dtype})")
+    if int(lengths.min()) < 1 or int(lengths.max()) > X.shape[1]:
+        raise ValueError(f"{name} must lie in [1, {X.shape[1]}] (got min {int(lengths.min())}, "
+                         f"max {int(lengths.max())})")
+    return lengths.to(device=X.device, dtype=torch.int64)
+
+
+def _chunk_pairs(pairs_per_chunk, X, Y):
+    if pairs_per_chunk is None:
+        cells = _CELLS_PER_CHUNK["cuda" if X.is_cuda else "cpu"]
+        return max(1, cells // (X.shape[1] * Y.shape[1]))
+    if isinstance(pairs_per_chunk, bool) or not isinstance(pairs_per_chunk, int) or pairs_per_chunk < 1:
+        raise ValueError(f"pairs_per_chunk must be None or an integer >= 1 (got {pairs_per_chunk!r})")
+    return pairs_per_chunk
+
+
+def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk):
+    """soft-DTW of the pairs (X[i[p]], Y[j[p]]), chunk pairs at a time; each chunk is rebuilt in the
+    backward (checkpoint) when a gradient is needed, so the saved state never outgrows one chunk."""
+
+    def values(ic, jc):
+        return soft_dtw(
+            X.index_select(0, ic), Y.index_select(0, jc), gamma=options.gamma, bandwidth=options.bandwidth,
+            dist=options.dist, fused=options.fused,
+            x_lengths=None if X_lengths is None else X_lengths.index_select(0, ic),
+            y_lengths=None if Y_lengths is None else Y_lengths.index_select(0, jc))
+
+    recompute = torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad) and i.numel() > chunk
+    parts = []
+    for start in range(0, i.numel(), chunk):
+        ic, jc = i[start:start + chunk], j[start:start + chunk]
+        parts.append(checkpoint(values, ic, jc, use_reentrant=False) if recompute else values(ic, jc))
+    return torch.cat(parts)
+
+
+def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_lengths=None, Y_lengths=None,
+                   dist="sqeuclidean", pairs_per_chunk=None):
+    """Soft-DTW of every pair of rows: (B1, B2) with entry [i, j] = soft_dtw(X[i], Y[j]).
+
+    X (B1, N, D), Y (B2, M, D); Y=None compares X with itself, computing each unordered pair once
+    and mirroring it. normalize=True gives the soft-DTW divergence
+    sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (tslearn's cdist_soft_dtw_normalized; zero
+    diagonal when Y is None), each series' self-term computed once. X_lengths (B1,) and
+    Y_lengths (B2,) are the true lengths of padded series. gamma, bandwidth and dist mean what
+    they mean for soft_dtw. Differentiable in X and Y.
+
+    The pairs run through the batched operator pairs_per_chunk at a time (None: as many as fit
+    about 2^24 DP cells on the CPU, 2^27 on CUDA), so memory stays bounded; with a gradient,
+    each chunk is recomputed in the backward instead of keeping every chunk's state.
+    """
+    check_series_set(X, "X")
+    symmetric = Y is None
+    if symmetric:
+        if Y_lengths is not None:
+            raise ValueError("Y_lengths needs Y: with Y=None, X_lengths serves both sides")
+        Y = X
+    else:
+        check_series_set(Y, "Y")
+        if Y.shape[2] != X.shape[2]:
+            raise ValueError(f"X and Y must have the same number of features D (X has {X.shape[2]}, "
+                             f"Y has {Y.shape[2]})")
+        if Y.device != X.device:
+            raise ValueError(f"X and Y must be on the same device (X on {X.device}, Y on {Y.device})")
+    options = _resolve(gamma, bandwidth, normalize, dist, None, "none")
+    X_lengths = check_set_lengths(X_lengths, X, "X_lengths")
+    Y_lengths = X_lengths if symmetric else check_set_lengths(Y_lengths, Y, "Y_lengths")
+    chunk = _chunk_pairs(pairs_per_chunk, X, Y)
+    B1, B2 = X.shape[0], Y.shape[0]
+    device = X.device
+
+    if symmetric:
+        i, j = torch.triu_indices(B1, B1, offset=1 if normalize else 0, device=device)
+    else:
+        flat = torch.arange(B1 * B2, device=device)
+        i, j = flat // B2, flat % B2
+    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk)
+    if normalize:
+        x_self = _pair_values(X, X, *(torch.arange(B1, device=device),) * 2, X_lengths, X_lengths, options, chunk)
+        y_self = x_self if symmetric else _pair_values(
+            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, chunk)
+        values = values - 0.5 * (x_self.index_select(0, i) + y_self.index_select(0, j))
+    if not symmetric:
+        return values.view(B1, B2)
+    # Each cell reads its pair's value (mirrored below the diagonal); the diagonal of the
+    # divergence reads an appended zero.
+    where = torch.full((B1, B1), values.numel(), dtype=torch.int64, device=device)
+    where[i, j] = torch.arange(values.numel(), device=device)
+    where[j, i] = where[i, j]
+    return torch.cat([values, values.new_zeros(1)])[where]

@@ -1,0 +1,136 @@
+// The loss operators sdtw::soft_dtw_sqeuclidean and sdtw::soft_dtw_cost: soft-DTW values with
+// their autograd in C++, so that a training step is one dispatcher call forward and one C++ node
+// backward (no Python on the hot path). Without a gradient the state is freed on return.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include "ops_internal.hpp"
+#include "sdtw/torch/ops.hpp"
+
+namespace sdtw::ops::detail {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+c10::optional<at::Tensor> present(const at::Tensor& t) {
+  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
+}
+
+// On CUDA the backward overwrites the saved state (the softmin weights become E). A second
+// backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
+// with the forward first; the first backward, the common case, uses it as it is.
+bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
+  TORCH_CHECK(!at::GradMode::is_enabled(),
+              "sdtw: double backward (create_graph=True through soft-DTW) is not supported: the soft-DTW "
+              "gradient is computed by a kernel that is itself not differentiable");
+  if (!state.is_cuda()) return false;
+  if (ctx->saved_data.count("consumed") != 0) return true;
+  ctx->saved_data["consumed"] = true;
+  return false;
+}
+
+void save_options(AutogradContext* ctx, double gamma, int64_t bandwidth) {
+  ctx->saved_data["gamma"] = gamma;
+  ctx->saved_data["bandwidth"] = bandwidth;
+}
+std::pair<double, int64_t> saved_options(AutogradContext* ctx) {
+  return {ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
+}
+
+struct CostFunction : public torch::autograd::Function<CostFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
+                            const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
+    if (D.requires_grad()) {
+      ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+      save_options(ctx, gamma, bandwidth);
+    }
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const auto [gamma, bandwidth] = saved_options(ctx);
+    const auto x_lengths = present(saved[2]), y_lengths = present(saved[3]);
+    at::Tensor state = saved[1];
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    if (state_consumed(ctx, state)) state = std::get<1>(ops::cost_forward(saved[0], gamma, bandwidth, x_lengths, y_lengths));
+    at::Tensor E = ops::cost_backward(grads[0], saved[0], state, gamma, bandwidth, x_lengths, y_lengths);
+    return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
+                            int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                            const c10::optional<at::Tensor>& y_lengths) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
+    if (x.requires_grad() || y.requires_grad()) {
+      ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+      save_options(ctx, gamma, bandwidth);
+    }
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const auto [gamma, bandwidth] = saved_options(ctx);
+    const auto x_lengths = present(saved[3]), y_lengths = present(saved[4]);
+    at::Tensor state = saved[2];
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    if (state_consumed(ctx, state))
+      state = std::get<1>(ops::sqeuclidean_forward(saved[0], saved[1], gamma, bandwidth, x_lengths, y_lengths));
+    auto [gx, gy] =
+        ops::sqeuclidean_backward(grads[0], saved[0], saved[1], state, gamma, bandwidth, x_lengths, y_lengths);
+    return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                  const c10::optional<at::Tensor>& x_lengths,
+                                  const c10::optional<at::Tensor>& y_lengths) {
+  return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+at::Tensor soft_dtw_sqeuclidean_autograd(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+                                         const c10::optional<at::Tensor>& x_lengths,
+                                         const c10::optional<at::Tensor>& y_lengths) {
+  return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+// Below autograd (no gradient wanted, or inside a traced graph): the values alone.
+at::Tensor soft_dtw_cost_values(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                const c10::optional<at::Tensor>& x_lengths,
+                                const c10::optional<at::Tensor>& y_lengths) {
+  return std::get<0>(ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+at::Tensor soft_dtw_sqeuclidean_values(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+                                       const c10::optional<at::Tensor>& x_lengths,
+                                       const c10::optional<at::Tensor>& y_lengths) {
+  return std::get<0>(ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+}  // namespace
+}  // namespace sdtw::ops::detail
+
+TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
+  m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_autograd));
+  m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_autograd));
+}
+
+TORCH_LIBRARY_IMPL(sdtw, CPU, m) {
+  m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_values));
+  m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_values));
+}
+
+#ifdef SDTW_TORCH_WITH_CUDA
+TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
+  m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_values));
+  m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_values));
+}
+#endif

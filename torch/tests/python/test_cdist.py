@@ -1,0 +1,168 @@
+"""cdist_soft_dtw against soft_dtw of each pair and the numpy float64 reference; chunks, lengths,
+normalize, gradients, errors. The `cuda` tests compare the CUDA matrix with the float64 CPU one."""
+import numpy as np
+import pytest
+import torch
+
+import sdtw_torch
+from conftest import requires_cuda
+from reference import sdtw, sqdist
+
+skip_without_cuda = requires_cuda[1]
+
+
+def rand(*shape, seed=0, dtype=torch.float64, device="cpu"):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g, dtype=torch.float64).to(device=device, dtype=dtype)
+
+
+def numpy_matrix(X, Y, gamma, X_lengths=None, Y_lengths=None, bandwidth=None, normalize=False):
+    """Entry [i, j] from the independent numpy float64 soft-DTW, pair by pair."""
+    X, Y = X.double().cpu().numpy(), Y.double().cpu().numpy()
+    nx = X_lengths if X_lengths is not None else [X.shape[1]] * len(X)
+    ny = Y_lengths if Y_lengths is not None else [Y.shape[1]] * len(Y)
+
+    def value(a, b):
+        return sdtw(sqdist(a, b), gamma, bandwidth)[0]
+
+    out = np.empty((len(X), len(Y)))
+    for i in range(len(X)):
+        for j in range(len(Y)):
+            a, b = X[i, :nx[i]], Y[j, :ny[j]]
+            out[i, j] = value(a, b) - (0.5 * (value(a, a) + value(b, b)) if normalize else 0.0)
+    return torch.from_numpy(out)
+
+
+@pytest.mark.parametrize("b1,b2,n,m,d", [(1, 1, 1, 1, 1), (3, 4, 5, 7, 2), (5, 2, 1, 9, 3), (4, 3, 12, 1, 1)])
+def test_entries_equal_numpy_reference(b1, b2, n, m, d):
+    X, Y = rand(b1, n, d, seed=1), rand(b2, m, d, seed=2)
+    C = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.3)
+    assert C.shape == (b1, b2) and C.dtype == torch.float64
+    torch.testing.assert_close(C, numpy_matrix(X, Y, 0.3), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, None])
+def test_entries_equal_soft_dtw_of_each_pair_float32(chunk):
+    X, Y = rand(6, 11, 3, seed=3, dtype=torch.float32), rand(5, 8, 3, seed=4, dtype=torch.float32)
+    C = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.5, bandwidth=4, pairs_per_chunk=chunk)
+    expected = torch.stack([torch.stack([sdtw_torch.soft_dtw(X[i].double(), Y[j].double(), gamma=0.5, bandwidth=4)
+                                         for j in range(5)]) for i in range(6)])
+    assert C.dtype == torch.float32
+    torch.testing.assert_close(C.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_symmetric_each_pair_once(normalize):
+    X = rand(7, 9, 2, seed=5)
+    C = sdtw_torch.cdist_soft_dtw(X, gamma=0.2, normalize=normalize, pairs_per_chunk=4)
+    torch.testing.assert_close(C, numpy_matrix(X, X, 0.2, normalize=normalize), rtol=1e-12, atol=1e-12)
+    assert torch.equal(C, C.T)
+    if normalize:
+        assert torch.equal(C.diagonal(), torch.zeros(7, dtype=C.dtype))
+        assert bool((C >= -1e-12).all())  # the divergence is non-negative (Blondel et al. 2021)
+
+
+def test_lengths_and_normalize_against_reference():
+    X, Y = rand(4, 10, 2, seed=6), rand(3, 8, 2, seed=7)
+    xl, yl = [10, 3, 1, 7], [8, 2, 5]
+    for normalize in (False, True):
+        C = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.4, normalize=normalize, X_lengths=xl, Y_lengths=yl,
+                                      pairs_per_chunk=5)
+        torch.testing.assert_close(C, numpy_matrix(X, Y, 0.4, xl, yl, normalize=normalize), rtol=1e-12,
+                                   atol=1e-12)
+    S = sdtw_torch.cdist_soft_dtw(X, gamma=0.4, X_lengths=torch.tensor(xl))
+    torch.testing.assert_close(S, numpy_matrix(X, X, 0.4, xl, xl), rtol=1e-12, atol=1e-12)
+    # The padding does not matter.
+    Xp = X.clone()
+    Xp[1, 3:] = 100.0
+    torch.testing.assert_close(sdtw_torch.cdist_soft_dtw(Xp, Y, gamma=0.4, X_lengths=xl, Y_lengths=yl),
+                               sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.4, X_lengths=xl, Y_lengths=yl))
+
+
+def test_other_dist():
+    X, Y = rand(3, 6, 2, seed=8), rand(2, 5, 2, seed=9)
+    C = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.5, dist="l1")
+    expected = torch.stack([torch.stack([sdtw_torch.soft_dtw(X[i], Y[j], gamma=0.5, dist="l1") for j in range(2)])
+                            for i in range(3)])
+    torch.testing.assert_close(C, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_gradient_in_chunks_equals_pairwise_gradient(symmetric, normalize):
+    X, Y = rand(4, 7, 2, seed=10).requires_grad_(), rand(3, 6, 2, seed=11).requires_grad_()
+    weights = rand(4, 4 if symmetric else 3, seed=12)
+    C = sdtw_torch.cdist_soft_dtw(X, None if symmetric else Y, gamma=0.3, normalize=normalize, pairs_per_chunk=2)
+    grads = torch.autograd.grad((C * weights).sum(), [X] if symmetric else [X, Y])
+    other = X if symmetric else Y
+    expected = torch.stack([torch.stack([sdtw_torch.soft_dtw(X[i], other[j], gamma=0.3, normalize=normalize)
+                                         for j in range(len(other))]) for i in range(4)])
+    if symmetric and normalize:
+        expected = expected - torch.diag(expected.diagonal())  # exactly zero: no gradient on the diagonal
+    expected_grads = torch.autograd.grad((expected * weights).sum(), [X] if symmetric else [X, Y])
+    for g, e in zip(grads, expected_grads):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+
+
+def test_gradcheck_small():
+    X, Y = rand(2, 3, 2, seed=13).requires_grad_(), rand(3, 4, 2, seed=14).requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda a, b: sdtw_torch.cdist_soft_dtw(a, b, gamma=0.5, pairs_per_chunk=2), (X, Y))
+
+
+def test_no_grad_needed_returns_plain_tensor():
+    C = sdtw_torch.cdist_soft_dtw(rand(3, 4, 2), rand(2, 4, 2))
+    assert not C.requires_grad
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4)), r"X must have shape \(B, N, D\)"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), torch.randn(2, 4, 3)), "same number of features"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), torch.randn(2, 4)), r"Y must have shape"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), gamma=0), "gamma must be"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), dist="foo"), "dist must be"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), X_lengths=[4, 5, 1]), r"X_lengths must lie in \[1, 4\]"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), X_lengths=[4, 4]), "X_lengths must be 3 integers"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), Y_lengths=[4, 4, 4]), "Y_lengths needs Y"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), torch.randn(2, 4, 2), Y_lengths=[0, 4]),
+     "Y_lengths must lie"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), pairs_per_chunk=0), "pairs_per_chunk must be"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randint(0, 3, (3, 4, 2))), "X must be a floating-point tensor"),
+])
+def test_bad_arguments_name_the_parameter(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("b1,b2,n,m,d", [(8, 5, 17, 23, 3), (16, None, 32, 32, 8), (3, 4, 1, 40, 1)])
+def test_cuda_matches_float64_cpu(dtype, tol, normalize, b1, b2, n, m, d):
+    X = rand(b1, n, d, seed=20, dtype=dtype, device="cuda")
+    Y = None if b2 is None else rand(b2, m, d, seed=21, dtype=dtype, device="cuda")
+    C = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.5, normalize=normalize, pairs_per_chunk=7)
+    expected = sdtw_torch.cdist_soft_dtw(X.double().cpu(), None if Y is None else Y.double().cpu(), gamma=0.5,
+                                         normalize=normalize)
+    assert C.is_cuda and C.dtype == dtype
+    # Relative to the soft-DTW values' scale: divergence entries are differences of three of them.
+    scale = sdtw_torch.cdist_soft_dtw(X.double().cpu(), None if Y is None else Y.double().cpu(),
+                                      gamma=0.5).abs().max()
+    assert ((C.double().cpu() - expected).abs().max() / scale).item() < tol
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_cuda_gradient_and_lengths():
+    X = rand(6, 20, 4, seed=22, device="cuda").requires_grad_()
+    Y = rand(5, 15, 4, seed=23, device="cuda")
+    xl, yl = torch.tensor([20, 5, 1, 9, 13, 20]), torch.tensor([15, 2, 7, 15, 1])
+    C = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.3, X_lengths=xl.cuda(), Y_lengths=yl.cuda(), pairs_per_chunk=4)
+    (gx,) = torch.autograd.grad(C.sum(), X)
+    Xc = X.detach().cpu().requires_grad_()
+    Cc = sdtw_torch.cdist_soft_dtw(Xc, Y.cpu(), gamma=0.3, X_lengths=xl, Y_lengths=yl)
+    (gc,) = torch.autograd.grad(Cc.sum(), Xc)
+    torch.testing.assert_close(C.cpu(), Cc.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(gx.cpu(), gc, rtol=1e-10, atol=1e-10)
+

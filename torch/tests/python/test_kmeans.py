@@ -1,0 +1,136 @@
+"""SoftDTWKMeans: planted clusters of shifted and time-warped series are recovered (also padded,
+with lengths); inertia_, labels_, predict and n_init mean what tslearn's do; errors name the
+parameter. The `cuda` test runs the same clustering on CUDA."""
+import math
+
+import pytest
+import torch
+
+import sdtw_torch
+from conftest import requires_cuda
+
+skip_without_cuda = requires_cuda[1]
+
+PROTOTYPES = (
+    lambda t: torch.sin(2 * math.pi * t),
+    lambda t: torch.sign(torch.sin(4 * math.pi * t)),
+    lambda t: 2 * t - 1,
+)
+
+
+def planted(per_cluster=8, n=30, seed=0, variable_lengths=False):
+    """Members of each prototype: a random monotone time warp, a shift of up to 10% of the
+    length, noise 0.05; with variable_lengths, lengths 18..n, padded with zeros to n."""
+    g = torch.Generator().manual_seed(seed)
+    series, labels, lengths = [], [], []
+    for k, prototype in enumerate(PROTOTYPES):
+        for _ in range(per_cluster):
+            length = int(torch.randint(18, n + 1, (1,), generator=g)) if variable_lengths else n
+            u = torch.linspace(0, 1, length, dtype=torch.float64)
+            warp = u + 0.08 * torch.sin(math.pi * u) * (2 * torch.rand(1, generator=g, dtype=torch.float64) - 1)
+            shift = 0.1 * (2 * torch.rand(1, generator=g, dtype=torch.float64) - 1)
+            values = prototype((warp + shift).clamp(0, 1)) + 0.05 * torch.randn(length, generator=g,
+                                                                                   dtype=torch.float64)
+            padded = torch.zeros(n, dtype=torch.float64)
+            padded[:length] = values
+            series.append(padded)
+            labels.append(k)
+            lengths.append(length)
+    order = torch.randperm(len(series), generator=g)
+    X = torch.stack(series).unsqueeze(2)[order]
+    return X, torch.tensor(labels)[order], torch.tensor(lengths)[order]
+
+
+def same_partition(labels, truth):
+    """Equal up to renaming the clusters."""
+    pairs = set(zip(labels.tolist(), truth.tolist()))
+    return len(pairs) == len(set(truth.tolist())) == len(set(labels.tolist()))
+
+
+@pytest.mark.parametrize("method", ["lbfgs", "adam"])
+def test_recovers_planted_clusters(method):
+    X, truth, _ = planted(seed=1)
+    km = sdtw_torch.SoftDTWKMeans(3, gamma=0.1, max_iter=10, barycenter_iter=30, barycenter_method=method,
+                                  random_state=0)
+    labels = km.fit_predict(X)
+    assert same_partition(labels, truth)
+    assert km.cluster_centers_.shape == (3, 30, 1) and km.cluster_centers_.dtype == torch.float64
+    assert torch.equal(km.labels_, labels) and 1 <= km.n_iter_ <= 10
+    # Each centre is closer (soft-DTW) to its own prototype than to the others.
+    t = torch.linspace(0, 1, 30, dtype=torch.float64)
+    prototypes = torch.stack([p(t) for p in PROTOTYPES]).unsqueeze(2)
+    nearest = sdtw_torch.cdist_soft_dtw(km.cluster_centers_, prototypes, gamma=0.1).argmin(1)
+    for k in range(3):
+        assert int(nearest[k]) == int(truth[labels == k][0])
+
+
+def test_recovers_padded_clusters_with_lengths():
+    X, truth, lengths = planted(seed=2, variable_lengths=True)
+    km = sdtw_torch.SoftDTWKMeans(3, gamma=0.1, max_iter=10, barycenter_iter=30, random_state=3)
+    assert same_partition(km.fit_predict(X, X_lengths=lengths), truth)
+    assert torch.equal(km.predict(X, X_lengths=lengths), km.labels_)
+
+
+def test_inertia_labels_and_predict_in_tslearns_sense():
+    X, _, _ = planted(per_cluster=5, seed=4)
+    km = sdtw_torch.SoftDTWKMeans(3, gamma=0.5, max_iter=5, barycenter_iter=20, random_state=5).fit(X)
+    D = sdtw_torch.cdist_soft_dtw(X, km.cluster_centers_, gamma=0.5)
+    assert torch.equal(km.labels_, D.argmin(1))
+    assert abs(km.inertia_ - float((D.min(1).values ** 2).mean())) <= 1e-12 * km.inertia_
+    torch.testing.assert_close(km.transform(X), D)
+    assert torch.equal(km.predict(X[:4]), km.labels_[:4])
+
+
+def test_random_state_and_n_init():
+    X, _, _ = planted(per_cluster=4, seed=6)
+    kw = dict(gamma=0.5, max_iter=4, barycenter_iter=10, init="random")
+    a = sdtw_torch.SoftDTWKMeans(3, random_state=7, **kw).fit(X)
+    b = sdtw_torch.SoftDTWKMeans(3, random_state=7, **kw).fit(X)
+    assert torch.equal(a.labels_, b.labels_) and torch.equal(a.cluster_centers_, b.cluster_centers_)
+    # The first of three runs is the one-run fit (same generator); the best of three is no worse.
+    c = sdtw_torch.SoftDTWKMeans(3, random_state=7, n_init=3, **kw).fit(X)
+    assert c.inertia_ <= a.inertia_
+
+
+def test_given_init_and_empty_clusters():
+    X, truth, _ = planted(per_cluster=4, seed=8)
+    centres = torch.stack([X[truth == k][0] for k in range(3)])
+    km = sdtw_torch.SoftDTWKMeans(3, gamma=0.1, max_iter=5, barycenter_iter=20, init=centres).fit(X)
+    assert same_partition(km.labels_, truth)
+    far = centres.clone()
+    far[2] = 1e3  # no series is nearest to it: every run leaves cluster 2 empty
+    with pytest.raises(RuntimeError, match="left a cluster empty"):
+        sdtw_torch.SoftDTWKMeans(3, max_iter=2, init=far).fit(X)
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda: sdtw_torch.SoftDTWKMeans(0), "n_clusters must be an integer >= 1"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, gamma=0), "gamma must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, max_iter=0), "max_iter must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, n_init=0), "n_init must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, tol=-1), "tol must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, barycenter_iter=0), "barycenter_iter must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, barycenter_method="sgd"), "barycenter_method must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init="kmeans"), "init must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, random_state="x").fit(torch.randn(4, 5, 1)), "random_state must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(5).fit(torch.randn(4, 5, 1)), r"n_clusters must be <= the number of series"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 4, 1)).fit(torch.randn(4, 5, 1)),
+     r"init must have shape \(2, 5, 1\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5)), r"X must have shape \(B, N, D\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), "X_lengths must lie"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).predict(torch.randn(4, 5, 1)), "call fit before predict"),
+])
+def test_bad_arguments_name_the_parameter(make, match):
+    with pytest.raises((ValueError, RuntimeError, TypeError), match=match):
+        make()
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_recovers_planted_clusters(dtype):
+    X, truth, lengths = planted(per_cluster=20, n=64, seed=9, variable_lengths=True)
+    km = sdtw_torch.SoftDTWKMeans(3, gamma=0.1, max_iter=10, barycenter_iter=50, random_state=0)
+    labels = km.fit_predict(X.to("cuda", dtype), X_lengths=lengths.cuda())
+    assert km.cluster_centers_.is_cuda and km.cluster_centers_.dtype == dtype
+    assert same_partition(labels.cpu(), truth)

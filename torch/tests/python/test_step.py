@@ -1,0 +1,166 @@
+"""The user's training step: NaN/Inf stay in their pair, check_inputs names the bad value, and on
+CUDA the launch count, step memory and AMP + GradScaler. CUDA tests are skipped by name without a GPU."""
+import math
+
+import pytest
+import torch
+
+import sdtw_torch
+from conftest import requires_cuda
+
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+
+
+def leaves(*tensors):
+    return [t.detach().clone().requires_grad_(True) for t in tensors]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_value_stays_in_its_pair(device, fused, bad):
+    g = torch.Generator().manual_seed(7)
+    x0 = torch.randn(4, 37, 3, generator=g, dtype=torch.float64).to(device)
+    y0 = torch.randn(4, 29, 3, generator=g, dtype=torch.float64).to(device)
+    clean_x, clean_y = leaves(x0, y0)
+    clean = sdtw_torch.soft_dtw(clean_x, clean_y, gamma=0.5, fused=fused)
+    clean.sum().backward()
+    x0_bad = x0.clone()
+    x0_bad[2, 11, 1] = bad
+    x, y = leaves(x0_bad, y0)
+    values = sdtw_torch.soft_dtw(x, y, gamma=0.5, fused=fused)
+    values.sum().backward()
+    assert not torch.isfinite(values[2])
+    assert not torch.isfinite(x.grad[2]).all()
+    others = [0, 1, 3]
+    torch.testing.assert_close(values[others], clean.detach()[others], rtol=1e-12, atol=0)
+    torch.testing.assert_close(x.grad[others], clean_x.grad[others], rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(y.grad[others], clean_y.grad[others], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_finite_inputs_give_finite_results(device):
+    g = torch.Generator().manual_seed(3)
+    x, y = leaves(torch.randn(3, 65, 4, generator=g).to(device), torch.randn(3, 40, 4, generator=g).to(device))
+    for fused in (True, False):
+        values = sdtw_torch.soft_dtw(x, y, gamma=0.01, fused=fused)
+        values.sum().backward()
+        assert torch.isfinite(values).all() and torch.isfinite(x.grad).all() and torch.isfinite(y.grad).all()
+        x.grad = y.grad = None
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_check_inputs_names_argument_batch_and_position(device):
+    x = torch.randn(3, 10, 2, device=device)
+    y = torch.randn(3, 12, 2, device=device)
+    y[1, 7, 0] = math.nan
+    with pytest.raises(ValueError, match=r"y has a non-finite value \(nan\) at batch index 1, time step 7, feature 0"):
+        sdtw_torch.soft_dtw(x, y, check_inputs=True)
+    with pytest.raises(ValueError, match=r"y has a non-finite value"):
+        sdtw_torch.SoftDTW(check_inputs=True)(x, y)
+    D = torch.rand(2, 5, 6, device=device)
+    D[1, 4, 2] = math.inf
+    with pytest.raises(ValueError, match=r"D has a non-finite value \(inf\) at batch index 1, row 4, column 2"):
+        sdtw_torch.soft_dtw_cost(D, check_inputs=True)
+    # Outside the lengths a non-finite value is padding: no error, and the result is finite.
+    values = sdtw_torch.soft_dtw_cost(D, x_lengths=[5, 4], check_inputs=True)
+    assert torch.isfinite(values).all()
+    unbatched = torch.randn(6, 2, device=device)
+    unbatched[3, 1] = -math.inf
+    with pytest.raises(ValueError, match=r"x has a non-finite value \(-inf\) at time step 3, feature 1"):
+        sdtw_torch.soft_dtw(unbatched, torch.randn(4, 2, device=device), check_inputs=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_check_inputs_checks_lengths(device):
+    x, y = torch.randn(2, 6, 2, device=device), torch.randn(2, 5, 2, device=device)
+    with pytest.raises(ValueError, match=r"x_lengths\[1\] = 9 is out of range \[1, 6\]"):
+        sdtw_torch.soft_dtw(x, y, x_lengths=torch.tensor([6, 9], device=device), check_inputs=True)
+
+
+def test_no_state_is_kept_without_gradient():
+    x, y = torch.randn(2, 9, 3), torch.randn(2, 8, 3)
+    values = sdtw_torch.soft_dtw(x, y)
+    assert values.grad_fn is None
+    xg, yg = leaves(x, y)
+    with torch.no_grad():
+        assert sdtw_torch.soft_dtw(xg, yg).grad_fn is None
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_double_backward_raises(fused):
+    x, y = leaves(torch.randn(2, 9, 3, dtype=torch.float64), torch.randn(2, 8, 3, dtype=torch.float64))
+    (gx,) = torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=fused).sum(), x, create_graph=True) \
+        if False else (None,)
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=fused).sum(), x, create_graph=True)
+
+
+def _kernel_launches(fn):
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CPU]
+    return sum("LaunchKernel" in n for n in names), sum("Memset" in n for n in names)
+
+
+@requires_cuda
+@pytest.mark.parametrize("fused,most", [(True, 5), (False, 7)])
+def test_launches_per_step(fused, most):
+    """Kernel launches of loss forward + backward: the sdtw kernels, .sum() and the seed of backward."""
+    x, y = leaves(torch.randn(16, 128, 64, device="cuda"), torch.randn(16, 128, 64, device="cuda"))
+    loss_fn = sdtw_torch.SoftDTW(fused=fused)
+    loss_fn(x, y).sum().backward()
+    launches, _ = _kernel_launches(lambda: loss_fn(x, y).sum().backward())
+    assert launches <= most
+
+
+@requires_cuda
+@pytest.mark.parametrize("fused,bound", [(True, 4.5), (False, 12.5)])
+def test_step_memory_per_cell(fused, bound):
+    b, n, d = 16, 1024, 32
+    x0, y0 = torch.randn(b, n, d, device="cuda"), torch.randn(b, n, d, device="cuda")
+    loss_fn = sdtw_torch.SoftDTW(fused=fused)
+    x, y = leaves(x0, y0)
+    loss_fn(x, y).sum().backward()
+    x, y = leaves(x0, y0)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    loss_fn(x, y).sum().backward()
+    torch.cuda.synchronize()
+    grads = 2 * x.numel() * 4
+    per_cell = (torch.cuda.max_memory_allocated() - before - grads) / (b * n * n)
+    assert per_cell <= bound
+
+
+@requires_cuda
+def test_amp_grad_scaler_skips_an_inf_step_and_training_goes_on():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 8).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda") if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler") \
+        else torch.cuda.amp.GradScaler()
+    loss_fn = sdtw_torch.SoftDTW(gamma=0.1, reduction="mean")
+    x, y = torch.randn(4, 30, 8, device="cuda"), torch.randn(4, 25, 8, device="cuda")
+    losses = []
+    for step in range(6):
+        inputs = x.clone()
+        if step == 2:
+            inputs[1, 3, 0] = math.inf
+        before = [p.detach().clone() for p in model.parameters()]
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(model(inputs), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        changed = any(not torch.equal(b, p) for b, p in zip(before, model.parameters()))
+        assert changed == (step != 2), f"step {step}: parameters changed={changed}"
+        if step != 2:
+            losses.append(loss.item())
+    assert all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
+    assert torch.isfinite(torch.cat([p.flatten() for p in model.parameters()])).all()
