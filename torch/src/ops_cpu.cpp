@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <vector>
 #include <cctype>
 #include <stdexcept>
 #include <string>
@@ -24,27 +23,11 @@ namespace {
 namespace ref = sdtw::reference;
 static_assert(std::is_same_v<int64_t, long>, "the reference takes lengths as long");
 
-// Pairs whose cost has a non-finite entry inside their lengths (the reference rejects those).
-std::vector<int64_t> non_finite_pairs(const at::Tensor& D64, const Pair& p) {
-  std::vector<int64_t> bad;
-  const at::Tensor x_len = p.x_len ? p.x_len->cpu() : at::Tensor(), y_len = p.y_len ? p.y_len->cpu() : at::Tensor();
-  for (int64_t b = 0; b < p.batch; ++b) {
-    const int64_t n = x_len.defined() ? x_len.data_ptr<int64_t>()[b] : p.n;
-    const int64_t m = y_len.defined() ? y_len.data_ptr<int64_t>()[b] : p.m;
-    if (!at::isfinite(D64[b].narrow(0, 0, n).narrow(1, 0, m)).all().item<bool>()) bad.push_back(b);
-  }
-  return bad;
-}
-
-// Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B) and E (B, N, M).
-// Non-finite costs in pair b give pair b a NaN value and E (so NaN gradients), as torch's losses
-// propagate NaN; the other pairs are computed as usual.
-std::tuple<at::Tensor, at::Tensor> reference_cost(at::Tensor D64, const Pair& p, double gamma, int64_t bandwidth) {
-  const std::vector<int64_t> bad = non_finite_pairs(D64, p);
-  if (!bad.empty()) {
-    D64 = D64.clone();
-    for (const int64_t b : bad) D64[b].zero_();
-  }
+// Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B, in `dtype`) and E
+// (B, N, M, float64). A pair whose value is not finite in `dtype` (NaN or +inf costs, or float32
+// overflow) gets an all-NaN E, so NaN gradients, as torch's losses propagate; other pairs as usual.
+std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const Pair& p, double gamma,
+                                                  int64_t bandwidth, at::ScalarType dtype) {
   at::Tensor values = at::empty({p.batch}, D64.options());
   at::Tensor E = at::empty({p.batch, p.n, p.m}, D64.options());
   ref::Options options;
@@ -69,11 +52,10 @@ std::tuple<at::Tensor, at::Tensor> reference_cost(at::Tensor D64, const Pair& p,
   } catch (const std::invalid_argument& e) {
     TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
   }
-  for (const int64_t b : bad) {
-    values[b].fill_(std::numeric_limits<double>::quiet_NaN());
-    E[b].fill_(std::numeric_limits<double>::quiet_NaN());
-  }
-  return {values, E};
+  const at::Tensor out = values.to(dtype);
+  const at::Tensor undefined = at::isfinite(out).logical_not().view({p.batch, 1, 1});
+  E.masked_fill_(undefined, std::numeric_limits<double>::quiet_NaN());
+  return {out, E};
 }
 
 void check_state(const at::Tensor& state, const Pair& p) {
@@ -114,8 +96,9 @@ std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double 
                                                     const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
-  auto [values, E] = reference_cost(p.a.to(at::kDouble).contiguous(), p, gamma, bandwidth);
-  return {unbatch(values.to(compute_dtype(D.scalar_type())), p), E};
+  auto [values, E] = reference_cost(p.a.to(at::kDouble).contiguous(), p, gamma, bandwidth,
+                                    compute_dtype(D.scalar_type()));
+  return {unbatch(values, p), E};
 }
 
 at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
@@ -137,8 +120,8 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cpu(const at::Tensor& x, 
   // Exact float64 distances (cdist without the matmul shortcut, then squared).
   const at::Tensor D64 =
       at::cdist(p.a.to(at::kDouble), p.b.to(at::kDouble), 2.0, /*donot_use_mm_for_euclid_dist=*/2).square();
-  auto [values, E] = reference_cost(D64.contiguous(), p, gamma, bandwidth);
-  return {unbatch(values.to(compute_dtype(x.scalar_type())), p), E};
+  auto [values, E] = reference_cost(D64.contiguous(), p, gamma, bandwidth, compute_dtype(x.scalar_type()));
+  return {unbatch(values, p), E};
 }
 
 std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dvalues, const at::Tensor& x,

@@ -1,4 +1,7 @@
 // sdtw_torch on the CPU: the C++ front (sdtw::nn) and the operators against the float64 reference.
+#include <cmath>
+#include <limits>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -139,9 +142,17 @@ TEST(TorchCpu, BadInputsNameTheArgument) {
   SoftDtwOptions bad_reduction;
   bad_reduction.reduction = "max";
   expect_error([&] { sdtw::nn::soft_dtw(x, y, bad_reduction); }, "reduction");
+}
+
+// As in torch's own losses, a NaN in the data gives that pair a NaN value; the others are untouched.
+TEST(TorchCpu, NaNStaysInItsPair) {
+  const at::Tensor x = randn({3, 5, 3}), y = randn({3, 4, 3});
   at::Tensor nan = x.clone();
   nan[1][2][0] = std::numeric_limits<double>::quiet_NaN();
-  expect_error([&] { sdtw::nn::soft_dtw(nan, y); }, "x must be finite");
+  const at::Tensor clean = sdtw::nn::soft_dtw(x, y), values = sdtw::nn::soft_dtw(nan, y);
+  EXPECT_TRUE(std::isnan(values[1].item<double>()));
+  EXPECT_EQ(values[0].item<double>(), clean[0].item<double>());
+  EXPECT_EQ(values[2].item<double>(), clean[2].item<double>());
 }
 
 TEST(TorchCpu, RetainGraphAndModulePrint) {

@@ -1,6 +1,7 @@
-"""Fake implementations (torch >= 2.4: torch.compile and meta tensors) and autocast rules for the
-sdtw operators. Autograd lives in C++ (torch/src/autograd.cpp) on sdtw::soft_dtw_sqeuclidean and
-sdtw::soft_dtw_cost, so a training step runs no Python besides the call itself.
+"""Fake implementations of the sdtw operators (torch >= 2.4: torch.compile and meta tensors; older
+torch: Meta kernels, for meta tensors) and their autocast rules. Autograd lives in C++
+(torch/src/autograd.cpp) on sdtw::soft_dtw_sqeuclidean and sdtw::soft_dtw_cost, so a training step
+runs no Python besides the call itself.
 """
 import torch
 
@@ -28,40 +29,58 @@ def _forward(a, n, m, dim, bandwidth):
     return _values(a), state
 
 
+def _soft_dtw_sqeuclidean(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return _values(x)
+
+
+def _soft_dtw_cost(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return _values(D)
+
+
+def _cost_forward(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return _forward(D, D.shape[-2], D.shape[-1], 1, bandwidth)
+
+
+def _sqeuclidean_cost(x, y):
+    return x.new_empty(x.shape[:-1] + y.shape[-2:-1], dtype=_value_dtype(x.dtype))
+
+
+def _cost_backward(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return torch.empty_like(D, memory_format=torch.contiguous_format)
+
+
+def _sqeuclidean_forward(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return _forward(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth)
+
+
+def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return (
+        torch.empty_like(x, memory_format=torch.contiguous_format),
+        torch.empty_like(y, memory_format=torch.contiguous_format),
+    )
+
+
+_FAKES = {
+    "soft_dtw_sqeuclidean": _soft_dtw_sqeuclidean,
+    "soft_dtw_cost": _soft_dtw_cost,
+    "cost_forward": _cost_forward,
+    "sqeuclidean_cost": _sqeuclidean_cost,
+    "cost_backward": _cost_backward,
+    "sqeuclidean_forward": _sqeuclidean_forward,
+    "sqeuclidean_backward": _sqeuclidean_backward,
+}
+
 if NEW_API:
-    @torch.library.register_fake("sdtw::soft_dtw_sqeuclidean")
-    def _(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
-        return _values(x)
+    for _name, _fn in _FAKES.items():
+        torch.library.register_fake(f"sdtw::{_name}", _fn)
+else:
+    # Older torch: the same functions as Meta kernels, so meta tensors work (no torch.compile).
+    _meta = torch.library.Library("sdtw", "IMPL")
+    for _name, _fn in _FAKES.items():
+        _meta.impl(_name, _fn, "Meta")
 
-    @torch.library.register_fake("sdtw::soft_dtw_cost")
-    def _(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
-        return _values(D)
-
-    @torch.library.register_fake("sdtw::cost_forward")
-    def _(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
-        return _forward(D, D.shape[-2], D.shape[-1], 1, bandwidth)
-
-    @torch.library.register_fake("sdtw::sqeuclidean_cost")
-    def _(x, y):
-        return x.new_empty(x.shape[:-1] + y.shape[-2:-1], dtype=_value_dtype(x.dtype))
-
-    @torch.library.register_fake("sdtw::cost_backward")
-    def _(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
-        return torch.empty_like(D, memory_format=torch.contiguous_format)
-
-    @torch.library.register_fake("sdtw::sqeuclidean_forward")
-    def _(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
-        return _forward(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth)
-
-    @torch.library.register_fake("sdtw::sqeuclidean_backward")
-    def _(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
-        return (
-            torch.empty_like(x, memory_format=torch.contiguous_format),
-            torch.empty_like(y, memory_format=torch.contiguous_format),
-        )
-
+if hasattr(torch.library, "register_autocast"):
     # Under torch.autocast on CUDA, float16/bfloat16 inputs (a model's output next to a float32
     # target) are cast to float32 before the operators see them; outside autocast x and y must agree.
-    if hasattr(torch.library, "register_autocast"):
-        for _name in ("sdtw::soft_dtw_sqeuclidean", "sdtw::soft_dtw_cost", "sdtw::pairwise_cost"):
-            torch.library.register_autocast(_name, "cuda", torch.float32)
+    for _name in ("sdtw::soft_dtw_sqeuclidean", "sdtw::soft_dtw_cost", "sdtw::pairwise_cost"):
+        torch.library.register_autocast(_name, "cuda", torch.float32)

@@ -144,7 +144,8 @@ def test_gradcheck_sqeuclidean_with_lengths_and_band():
 
 def test_keywords_match_softdtw_cuda_torch():
     params = inspect.signature(sdtw_torch.SoftDTW.__init__).parameters
-    assert [p for p in params if p != "self"] == ["gamma", "bandwidth", "normalize", "dist", "fused", "reduction"]
+    assert [p for p in params if p != "self"] == ["gamma", "bandwidth", "normalize", "dist", "fused", "reduction",
+                                                 "check_inputs"]
     assert all(params[p].kind == inspect.Parameter.KEYWORD_ONLY for p in params if p != "self")
     assert [p for p in inspect.signature(sdtw_torch.SoftDTW.forward).parameters] == [
         "self", "x", "y", "x_lengths", "y_lengths"]
@@ -238,17 +239,6 @@ def test_retain_graph_backward_twice_gives_the_same_gradient():
     torch.testing.assert_close(g1, g2)
 
 
-def test_double_backward_is_refused():
-    x, y = rand(2, 5, 3, requires_grad=True), rand(2, 4, 3)
-    (g,) = torch.autograd.grad(sdtw_torch.soft_dtw(x, y).sum(), x, create_graph=True)
-    # once-differentiable: the gradient carries no graph of its own (an error, never a silent zero here).
-    with pytest.raises(RuntimeError, match="differentiate twice|does not require grad"):
-        g.sum().backward()
-    (g,) = torch.autograd.grad(sdtw_torch.soft_dtw(x, y).pow(2).sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="differentiate twice"):
-        g.sum().backward()
-
-
 def test_operators_are_registered():
     for name in ("cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward", "pairwise_cost"):
         assert hasattr(torch.ops.sdtw, name)
@@ -297,20 +287,6 @@ def test_operators_are_registered():
 def test_bad_inputs_are_rejected_with_the_argument_name(make, exc, match):
     with pytest.raises(exc, match=match):
         make()
-
-
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
-def test_non_finite_inputs_are_rejected(bad):
-    x, y = rand(2, 5, 3), rand(2, 4, 3)
-    x[1, 2, 0] = bad
-    with pytest.raises(ValueError, match=r"x must be finite .*x\[1, 2, 0\]"):
-        sdtw_torch.soft_dtw(x, y)
-    with pytest.raises(ValueError, match=r"y must be finite"):
-        torch.ops.sdtw.sqeuclidean_forward(y, x, 1.0)
-    D = rand(2, 5, 4)
-    D[0, 1, 1] = bad
-    with pytest.raises(ValueError, match=r"D must be finite"):
-        sdtw_torch.soft_dtw_cost(D)
 
 
 # ---- torch.compile and opcheck on the CPU (torch >= 2.4) ----
