@@ -239,13 +239,20 @@ def main(argv=None):
                     row = run_point(args, b, n, d, api, mode, precision, meta)
                     rows.append(row)
                     print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[3:]), flush=True)
-    with open(args.out / "step.csv", "w", newline="") as f:
+                    write(args.out, rows)
+    return 0
+
+
+def write(out, rows):
+    """step.csv and step.md with every finished row, replaced whole (a killed run keeps its rows)."""
+    tmp = out / "step.csv.tmp"
+    with open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         for row in rows:
             writer.writerow({k: fmt(row.get(k)) for k in COLUMNS})
-    (args.out / "step.md").write_text(markdown(rows))
-    return 0
+    os.replace(tmp, out / "step.csv")
+    (out / "step.md").write_text(markdown(rows))
 
 
 if __name__ == "__main__":

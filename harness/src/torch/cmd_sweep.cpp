@@ -15,6 +15,7 @@
 #include "core/text_table.hpp"
 #include "torch/commands.hpp"
 #include "torch/device_info.hpp"
+#include "torch/implementation.hpp"
 #include "torch/runner.hpp"
 
 #ifdef SDTW_BENCH_HAVE_CUDA

@@ -1,8 +1,5 @@
 """sdtw_torch on CUDA: against the float64 CPU path (the reference), gradcheck, autocast, CUDA
 graphs, torch.compile, no host sync. Every test here is marked `cuda` and skipped without a GPU."""
-import subprocess
-import sys
-import textwrap
 
 import pytest
 import torch
@@ -228,19 +225,6 @@ def test_opcheck_cuda_forward_ops():
     torch.library.opcheck(torch.ops.sdtw.sqeuclidean_forward.default, (x, y, 0.5, -1, None, None), test_utils=utils)
     D = rand(2, 40, 30).abs().requires_grad_(True)
     torch.library.opcheck(torch.ops.sdtw.cost_forward.default, (D, 0.5, 12, None, None), test_utils=utils)
-
-
-def test_non_finite_input_fails_asynchronously_on_the_device():
-    # A device-side assert poisons the CUDA context: run it in a child process.
-    code = textwrap.dedent("""
-        import torch, sdtw_torch
-        x = torch.randn(2, 16, 3, device="cuda"); x[1, 3, 0] = float("nan")
-        sdtw_torch.soft_dtw(x, torch.randn(2, 12, 3, device="cuda"))
-        torch.cuda.synchronize()
-    """)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert result.returncode != 0
-    assert "assert" in (result.stderr + result.stdout).lower()
 
 
 def test_sqeuclidean_cost_operator():

@@ -144,8 +144,10 @@ def test_amp_grad_scaler_skips_an_inf_step_and_training_goes_on():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 8).cuda()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    scaler = torch.amp.GradScaler("cuda") if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler") \
-        else torch.cuda.amp.GradScaler()
+    # A small initial scale, so that only the injected inf (not the scale's calibration) skips a step.
+    scaler_class = torch.amp.GradScaler if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler") \
+        else torch.cuda.amp.GradScaler
+    scaler = scaler_class(init_scale=16.0, growth_interval=1000)
     loss_fn = sdtw_torch.SoftDTW(gamma=0.1, reduction="mean")
     x, y = torch.randn(4, 30, 8, device="cuda"), torch.randn(4, 25, 8, device="cuda")
     losses = []
@@ -157,8 +159,10 @@ def test_amp_grad_scaler_skips_an_inf_step_and_training_goes_on():
         with torch.autocast("cuda", dtype=torch.float16):
             loss = loss_fn(model(inputs), y)
         scaler.scale(loss).backward()
+        scale = scaler.get_scale()
         scaler.step(opt)
         scaler.update()
+        assert scaler.get_scale() == (scale / 2 if step == 2 else scale)
         opt.zero_grad()
         changed = any(not torch.equal(b, p) for b, p in zip(before, model.parameters()))
         assert changed == (step != 2), f"step {step}: parameters changed={changed}"
