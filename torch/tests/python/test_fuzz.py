@@ -93,7 +93,7 @@ def draw_lengths(rng, d, name, full, bad):
     elif kind == "count":
         values.append(1)
         if d["batched"] and count >= 2:
-            d["kwargs"]["check_inputs"] = False  # see test_known_wrong_length_count_with_check_inputs
+            d["kwargs"]["check_inputs"] = False  # see test_known_check_inputs_before_shape_checks
     device = pick(rng, d["devices"]) if kind in TENSOR_KINDS else "cpu"
     if kind in BAD_LENGTH_KINDS or (kind == "0d" and d["batched"]) or device not in (d["device"], "cpu"):
         bad.add(name)  # (a lengths tensor must be on the CPU or on the inputs' device)
@@ -201,7 +201,8 @@ def draw(rng, devices):
         if reduction not in ("none", "mean", "sum"):
             bad.add("reduction")
         d["kwargs"]["reduction"] = reduction
-    d["kwargs"]["check_inputs"] = bool(rng.random() < 0.3)
+    # check_inputs with these faults fails before the shape checks: see test_known_check_inputs_before_shape_checks
+    d["kwargs"]["check_inputs"] = bool(rng.random() < 0.3) and fault not in ("ndim", "batch")
 
     for name, axis in (("x_lengths", -2), ("y_lengths", -1 if cost_api else -2)):
         shape = shapes[names[0] if name == "x_lengths" or cost_api else "y"]
@@ -308,6 +309,8 @@ def check_result(d, tensors, out):
     else:
         expected = (first.shape[0],) if batched and reduction == "none" else ()
     value_dtype = torch.float64 if first.dtype is torch.float64 else torch.float32
+    if d["api"] == "alignment" and callable(d["kwargs"]["dist"]):
+        value_dtype = first.dtype  # E has the dtype of D, the callable's output
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != expected or out.dtype != value_dtype:
         got = (tuple(out.shape), out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__
         return f"returned {got}, expected shape {expected} and dtype {value_dtype}"
@@ -385,11 +388,33 @@ def test_fuzz_cuda():
 
 # Known defects, kept out of the draws above. strict: a fix turns them into failures, to remove the mark.
 
+X, Y = torch.randn(2, 5, 3, dtype=torch.float64), torch.randn(2, 4, 3, dtype=torch.float64)
+
+
 @pytest.mark.xfail(strict=True, reason="a length beyond int64 gives 'Overflow when unpacking long', naming nothing")
 def test_known_huge_length_names_argument():
-    x, y = torch.randn(2, 5, 3, dtype=torch.float64), torch.randn(2, 4, 3, dtype=torch.float64)
     with pytest.raises((ValueError, TypeError), match="x_lengths"):
-        sdtw_torch.soft_dtw(x, y, x_lengths=[2**70, 3])
+        sdtw_torch.soft_dtw(X, Y, x_lengths=[2**70, 3])
+
+
+@pytest.mark.xfail(strict=True, reason="check_inputs=True indexes x / D and lengths before the shape checks")
+@pytest.mark.parametrize("case", ["x 1-D", "D 1-D", "x 4-D with a nan", "D 4-D with lengths", "3 lengths for B=2",
+                                  "batch sizes 2 and 3 with lengths"])
+def test_known_check_inputs_before_shape_checks(case):
+    name = case[0] if case[0] in "xD" else "x_lengths" if case[0] == "3" else "x|y"
+    with pytest.raises((ValueError, TypeError), match=rf"(?<!\w)(?:{name})(?!\w)"):
+        if case == "x 1-D":  # IndexError: tuple index out of range
+            sdtw_torch.soft_dtw(X[0, 0], Y, check_inputs=True)
+        elif case == "D 1-D":  # IndexError: tuple index out of range
+            sdtw_torch.soft_dtw_cost(torch.rand(5), check_inputs=True)
+        elif case == "x 4-D with a nan":  # ValueError: too many values to unpack (expected 3)
+            sdtw_torch.soft_dtw(X[None] * math.nan, Y, check_inputs=True)
+        elif case == "D 4-D with lengths":  # RuntimeError: The size of tensor a (4) must match ...
+            sdtw_torch.soft_dtw_cost(torch.rand(1, 2, 5, 4), y_lengths=[4, 3], check_inputs=True)
+        elif case == "3 lengths for B=2":  # RuntimeError: The size of tensor a (2) must match the size of tensor b (3) ...
+            sdtw_torch.soft_dtw(X, Y, x_lengths=[5, 3, 1], check_inputs=True)
+        else:  # RuntimeError: The size of tensor a (3) must match the size of tensor b (2) ...
+            sdtw_torch.soft_dtw(X, torch.randn(3, 4, 3, dtype=torch.float64), y_lengths=[4, 3], check_inputs=True)
 
 
 @pytest.mark.parametrize("dist,fused", [
