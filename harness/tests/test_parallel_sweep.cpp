@@ -68,6 +68,18 @@ TEST_F(BenchParallel, WorkersMergeToTheRowsOfOneSweep) {
   EXPECT_FALSE(fs::exists(p("par/ci.workers")));  // merged, then removed
 }
 
+// One GPU: the worker's shard 1/1 writes the sweep's own file name, which is what gets merged.
+TEST_F(BenchParallel, OneWorkerGivesTheRowsOfOneSweep) {
+  ASSERT_EQ(bench("--sweep " + kCi + " --out " + p("whole") + " --no-table"), 0) << out;
+  const Table whole = read_csv(p("whole/ci.csv"));
+  const ParallelOutcome o = run_parallel_sweep(ci_sweep(p("one"), kExe, {"0"}));
+  ASSERT_EQ(o.workers.size(), 1u);
+  EXPECT_EQ(o.workers[0].status, 0) << read_file(o.workers[0].log);
+  EXPECT_EQ(o.rows, whole.rows.size());
+  EXPECT_EQ(keys(read_csv(p("one/ci.csv"))), keys(whole));
+  EXPECT_FALSE(fs::exists(p("one/ci.workers")));
+}
+
 TEST_F(BenchParallel, DeadWorkerPointsRunOnResume) {
   // Worker on GPU 1 runs one point and dies as if killed.
   const std::string wrapper = p("dying-worker.sh");

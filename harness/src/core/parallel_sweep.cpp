@@ -16,16 +16,13 @@
 #include "merge.hpp"
 #include "row.hpp"
 #include "store.hpp"
+#include "sweep.hpp"
 
 namespace sdtw::bench {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string shard_stem(const std::string& name, size_t k, size_t n) {
-  return name + ".shard-" + std::to_string(k) + "-of-" + std::to_string(n);
-}
 
 // Every file a store leaves beside a CSV.
 void remove_result_files(const std::string& csv) {
@@ -99,7 +96,7 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   std::map<std::string, size_t> shard_of;  // point key -> shard (0-based)
   for (const auto& p : s.points) shard_of[point_key(p)] = static_cast<size_t>(p.index) % n;
   std::vector<std::string> shard_csv;
-  for (size_t k = 0; k < n; ++k) shard_csv.push_back((work / (shard_stem(s.name, k + 1, n) + ".csv")).string());
+  for (size_t k = 0; k < n; ++k) shard_csv.push_back((work / (shard_stem(s.name, Shard{static_cast<int>(k + 1), static_cast<int>(n)}) + ".csv")).string());
   if (fs::exists(s.csv)) {
     const Table merged = read_results_repairing(s.csv, &out.repairs);
     std::vector<Table> dealt(n, Table{merged.header, {}});

@@ -4,6 +4,10 @@
 
 namespace sdtw::bench {
 
+std::string shard_stem(const std::string& name, const Shard& s) {
+  return s.n > 1 ? name + ".shard-" + std::to_string(s.k) + "-of-" + std::to_string(s.n) : name;
+}
+
 Shard parse_shard(const std::string& text) {
   const auto slash = text.find('/');
   Shard s;

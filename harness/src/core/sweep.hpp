@@ -18,6 +18,8 @@ struct Shard {
 };
 // Parses "K/N" with 1 <= K <= N; throws std::invalid_argument otherwise.
 Shard parse_shard(const std::string& text);
+// The stem of a shard's result files: the sweep's name, with ".shard-K-of-N" when N > 1.
+std::string shard_stem(const std::string& name, const Shard& s);
 // The points with index % n == k - 1, in order.
 std::vector<Point> select_shard(const std::vector<Point>& points, const Shard& s);
 

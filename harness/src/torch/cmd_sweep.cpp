@@ -119,7 +119,7 @@ int run_on_gpus(const SweepArgs& a, const SweepConfig& cfg, const std::vector<st
               << "\n";
     if (w.status != 0) status = 1;
   }
-  const Table merged = read_csv(s.csv);
+  const Table merged = std::filesystem::exists(s.csv) ? read_csv(s.csv) : Table{};
   if (!a.no_table) std::cout << "\n" << format_results_summary(merged);
   std::cout << "\nsdtw-bench: wrote " << s.csv << " (" << o.rows << " rows)" << std::endl;
   if (status != 0) std::cerr << "sdtw-bench: a worker failed: its unfinished points run when the same command is run again\n";
@@ -165,8 +165,7 @@ int run_sweep_command(const SweepArgs& a) {
   }
   if (!gpus.empty()) return run_on_gpus(a, cfg, gpus);
   const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
-  std::string stem = cfg.name;
-  if (shard.n > 1) stem += ".shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n);
+  const std::string stem = shard_stem(cfg.name, shard);
   const std::string csv = (std::filesystem::path(dir) / (stem + ".csv")).string();
   const std::string json = (std::filesystem::path(dir) / (stem + ".json")).string();
 
