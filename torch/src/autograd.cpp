@@ -3,6 +3,7 @@
 // backward (no Python on the hot path). Without a gradient the state is freed on return.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include "ops_internal.hpp"
@@ -121,6 +122,10 @@ at::Tensor soft_dtw_sqeuclidean_values(const at::Tensor& x, const at::Tensor& y,
 TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_autograd));
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_autograd));
+  // The low-level operators have no gradient of their own: an error if one is asked of them, and
+  // every backend (meta tensors included) reaches its kernel.
+  for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward"})
+    m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CPU, m) {

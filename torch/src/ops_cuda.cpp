@@ -63,8 +63,8 @@ std::tuple<at::Tensor, at::Tensor> cost_forward_cuda(const at::Tensor& D, double
                                                      const c10::optional<at::Tensor>& x_lengths,
                                                      const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(D.device());
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());  // after the checks, which name a tensor on the wrong device
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const at::Tensor Dc = p.a.to(compute).contiguous();
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
@@ -88,8 +88,8 @@ at::Tensor cost_backward_cuda(const at::Tensor& dvalues, const at::Tensor& D, co
                               int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
                               const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(D.device());
   const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
   check_state(state, p, problem, compute);
@@ -113,8 +113,8 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cuda(const at::Tensor& x,
                                                             const c10::optional<at::Tensor>& x_lengths,
                                                             const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(x.device());
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
@@ -140,8 +140,8 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
                                                              const c10::optional<at::Tensor>& x_lengths,
                                                              const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const c10::cuda::CUDAGuard device_guard(x.device());
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
   check_state(state, p, problem, compute);
@@ -179,8 +179,8 @@ int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64
 // The kernel behind sdtw::sqeuclidean_cost: x (B, N, D) or (N, D), y likewise, one device; the
 // same argument checks and compute dtype as the other operators.
 at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
-  const c10::cuda::CUDAGuard device_guard(x.device());
   const Pair p = check_xy(x, y);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
   at::Tensor D = at::empty({p.batch, p.n, p.m}, xc.options());

