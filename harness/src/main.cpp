@@ -1,14 +1,35 @@
 // sdtw-bench: verified sweeps of soft-DTW implementations, checks, profiling, comparisons.
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
+#include <execinfo.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <iostream>
 
 #include "core/config.hpp"
 #include "torch/commands.hpp"
 
+namespace {
+
+// A crash prints where it happened before the process dies of the signal, so a report has a trace
+// (async-signal-safe calls only).
+void print_backtrace_and_die(int sig) {
+  void* frames[64];
+  const int n = ::backtrace(frames, 64);
+  static const char msg[] = "sdtw-bench: crashed; backtrace:\n";
+  if (::write(2, msg, sizeof msg - 1) < 0) {
+  }
+  ::backtrace_symbols_fd(frames, n, 2);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace sdtw::bench;
+  for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, print_backtrace_and_die);
   CLI::App app{
       "sdtw-bench: soft-DTW sweeps (forward + backward timed as in DESIGN.md section 5, verified against the "
       "float64 reference), checks, profiling and result comparison.\n"
