@@ -54,7 +54,8 @@ pick_python() {
   fi
   python=""
   for p in "${candidates[@]}"; do
-    if "$p" -c 'import torch' >/dev/null 2>&1; then
+    # From / and through torch.utils: the checkout's torch/ folder would pass as a namespace package.
+    if (cd / && "$p" -c 'import torch.utils') >/dev/null 2>&1; then
       python=$p
       return
     fi
@@ -113,7 +114,7 @@ detect() {
   local torch_prefix="" module
   local python_missing=() debian_python=0
   if [ -n "$python" ]; then
-    torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+    torch_prefix=$(cd / && "$python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
     # apt's Python packages help only a Python that sees Debian's dist-packages.
     "$python" -c 'import sys; sys.exit("/usr/lib/python3/dist-packages" not in sys.path)' 2>/dev/null && debian_python=1
     if [ -n "$torch_prefix" ]; then

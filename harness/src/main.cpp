@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "core/config.hpp"
+#include "core/parallel_sweep.hpp"
 #include "torch/commands.hpp"
 
 namespace {
@@ -30,6 +31,7 @@ void print_backtrace_and_die(int sig) {
 int main(int argc, char** argv) {
   using namespace sdtw::bench;
   for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, print_backtrace_and_die);
+  die_with_parent_if_worker();
   CLI::App app{
       "sdtw-bench: soft-DTW sweeps (forward + backward timed as in DESIGN.md section 5, verified against the "
       "float64 reference), checks, profiling and result comparison.\n"

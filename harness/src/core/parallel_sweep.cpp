@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -18,6 +20,8 @@
 #include "store.hpp"
 #include "sweep.hpp"
 
+extern char** environ;
+
 namespace sdtw::bench {
 
 namespace fs = std::filesystem;
@@ -29,24 +33,29 @@ void remove_result_files(const std::string& csv) {
   for (const auto& f : {csv, json_sibling(csv), runs_log_path(csv), lock_path(csv)}) fs::remove(f);
 }
 
+// posix_spawn, not fork: the parent may hold CUDA and torch threads, and a fork runs every
+// library's atfork handlers in it; the worker's only inheritance is its environment and log.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& gpu, const std::string& log) {
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid > 0) return pid;
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a worker never outlives the sweep that dealt its points
-  ::setenv("CUDA_VISIBLE_DEVICES", gpu.c_str(), 1);
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0) {
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::close(fd);
-  }
-  std::vector<char*> args;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0 && std::strncmp(*e, "SDTW_BENCH_WORKER=", 18) != 0)
+      env.emplace_back(*e);
+  env.push_back("CUDA_VISIBLE_DEVICES=" + gpu);
+  env.push_back("SDTW_BENCH_WORKER=1");
+  std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  ::execv(args[0], args.data());
-  std::fprintf(stderr, "sdtw-bench worker: cannot run %s: %s\n", args[0], std::strerror(errno));
-  ::_exit(127);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw std::runtime_error("cannot start the worker " + argv[0] + ": " + std::strerror(rc));
+  return pid;
 }
 
 }  // namespace
@@ -137,6 +146,11 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   for (const auto& w : out.workers) all_ok = all_ok && w.status == 0;
   if (all_ok) fs::remove_all(work);
   return out;
+}
+
+void die_with_parent_if_worker() {
+  const char* worker = std::getenv("SDTW_BENCH_WORKER");
+  if (worker && std::string(worker) == "1") ::prctl(PR_SET_PDEATHSIG, SIGTERM);
 }
 
 }  // namespace sdtw::bench

@@ -36,6 +36,10 @@ struct ParallelOutcome {
 // in dir/<name>.workers/ and are removed once merged; a failed worker's log is kept there.
 ParallelOutcome run_parallel_sweep(const ParallelSweep& s);
 
+// In a worker (SDTW_BENCH_WORKER=1, set by run_parallel_sweep): die with the sweep that started it,
+// so a worker never outlives the sweep that dealt its points.
+void die_with_parent_if_worker();
+
 // Parses "0,1,3" (distinct non-negative integers); throws std::invalid_argument naming --gpus.
 std::vector<std::string> parse_gpu_list(const std::string& text);
 
