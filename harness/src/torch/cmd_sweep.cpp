@@ -15,12 +15,7 @@
 #include "core/text_table.hpp"
 #include "torch/commands.hpp"
 #include "torch/device_info.hpp"
-#include "torch/implementation.hpp"
 #include "torch/runner.hpp"
-
-#ifdef SDTW_BENCH_HAVE_CUDA
-#include <c10/cuda/CUDAFunctions.h>
-#endif
 
 #ifndef SDTW_SOURCE_DIR
 #define SDTW_SOURCE_DIR "."
@@ -75,8 +70,8 @@ namespace {
 std::vector<std::string> resolve_gpus(const std::string& text) {
   int count = 0;
 #ifdef SDTW_BENCH_HAVE_CUDA
-  count = cuda_usable() ? static_cast<int>(c10::cuda::device_count()) : 0;
-  const char* why = "no CUDA device is visible";
+  count = visible_gpu_count();
+  const char* why = "no CUDA device is visible (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia/gpus)";
 #else
   const char* why = "this sdtw-bench was built without CUDA";
 #endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/memory_estimate.hpp"
 #include "core/metadata.hpp"
@@ -74,6 +75,16 @@ std::vector<std::string> cuda_visible_devices() {
     if (comma == std::string::npos) return out;
     start = comma + 1;
   }
+}
+
+int visible_gpu_count() {
+  const std::vector<std::string> visible = cuda_visible_devices();
+  if (!visible.empty()) return static_cast<int>(visible.size());
+  std::error_code ec;
+  int count = 0;
+  for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec))
+    ++count;
+  return count;
 }
 
 std::string gpu_of(const Point& p) {

@@ -24,6 +24,10 @@ double memory_capacity_bytes(const std::string& device);
 double point_peak_estimate(const Point& p);
 // The entries of CUDA_VISIBLE_DEVICES (indices or UUIDs); empty when it is unset or empty.
 std::vector<std::string> cuda_visible_devices();
+// The GPUs this process may use, counted without initialising CUDA (a --gpus parent never does:
+// its workers own the GPUs): CUDA_VISIBLE_DEVICES' entries when set, else the NVIDIA driver's
+// /proc/driver/nvidia/gpus; 0 without a driver.
+int visible_gpu_count();
 // The GPU this process was given (first CUDA_VISIBLE_DEVICES entry), else "0" for a cuda point
 // and "" for a cpu point: the row's `gpu` column.
 std::string gpu_of(const Point& p);
