@@ -42,19 +42,24 @@ class Denoiser(torch.nn.Module):
         return self.net(x.transpose(1, 2)).transpose(1, 2)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_arguments(description, batch_help=None):
+    """The training options (shared with train_ddp.py); returns them and `fused` (True/False/None)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--fused", choices=["true", "false", "auto"], default="auto")
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=16, help=batch_help)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--channels", type=int, default=4)
     parser.add_argument("--gamma", type=float, default=0.1)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    fused = {"true": True, "false": False, "auto": None}[args.fused]
+    return args, {"true": True, "false": False, "auto": None}[args.fused]
+
+
+def main():
+    args, fused = parse_arguments(__doc__)
 
     torch.manual_seed(args.seed)
     data_gen = torch.Generator().manual_seed(args.seed)

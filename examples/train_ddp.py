@@ -7,7 +7,6 @@ summary (eval loss of the same held-out batch as train.py).
     PYTHONPATH=torch/python torchrun --nproc_per_node 2 examples/train_ddp.py --device cpu
     PYTHONPATH=torch/python torchrun --nproc_per_node 8 examples/train_ddp.py --device cuda
 """
-import argparse
 import os
 import time
 
@@ -16,22 +15,11 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 import sdtw_torch
-from train import Denoiser, make_batch
+from train import Denoiser, make_batch, parse_arguments
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--fused", choices=["true", "false", "auto"], default="auto")
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--batch", type=int, default=16, help="sequences per process and step")
-    parser.add_argument("--length", type=int, default=128)
-    parser.add_argument("--channels", type=int, default=4)
-    parser.add_argument("--gamma", type=float, default=0.1)
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    fused = {"true": True, "false": False, "auto": None}[args.fused]
+    args, fused = parse_arguments(__doc__, batch_help="sequences per process and step")
 
     # torchrun sets RANK, LOCAL_RANK and WORLD_SIZE, and the rendezvous (env://).
     local_rank = int(os.environ["LOCAL_RANK"])

@@ -333,3 +333,34 @@ def test_meta_tensors_give_shapes(fused):
     assert sdtw_torch.soft_dtw_cost(D).shape == (2,) and sdtw_torch.soft_dtw_cost(D).dtype == torch.float64
     assert sdtw_torch.alignment_from_cost(D).shape == (2, 7, 5)
     assert sdtw_torch.alignment(x[0], y[0]).shape == (7, 5)
+
+
+# ---- issue 16, items 3, 5, 7 and 8: arguments named or accepted ----
+
+def test_callable_dist_output_shape_is_checked():
+    x, y = rand(2, 5, 3), rand(2, 4, 3)
+    for wrong in ((2, 4, 5), (3, 5, 4), (5, 4)):
+        for f in (sdtw_torch.soft_dtw, sdtw_torch.alignment):
+            with pytest.raises(ValueError, match=r"dist: the callable's output must have shape \(2, 5, 4\)"):
+                f(x, y, dist=lambda a, b, s=wrong: torch.zeros(s, dtype=a.dtype))
+
+
+def test_lengths_must_be_integers():
+    x, y = rand(2, 5, 3), rand(2, 4, 3)
+    with pytest.raises(TypeError, match=r"x_lengths must be an integer tensor or a list of integers"):
+        sdtw_torch.soft_dtw(x, y, x_lengths=[5, 3.5])
+    with pytest.raises(TypeError, match=r"x_lengths must be an integer tensor"):
+        sdtw_torch.soft_dtw(x, y, x_lengths=torch.tensor([5.0, 3.0]))
+
+
+def test_numpy_and_tensor_scalars_and_huge_bandwidths_are_accepted():
+    x, y = rand(2, 5, 3), rand(2, 4, 3)
+    ref = sdtw_torch.soft_dtw(x, y, gamma=0.5)
+    for gamma in (np.float32(0.5), np.float64(0.5), torch.tensor(0.5)):
+        torch.testing.assert_close(sdtw_torch.soft_dtw(x, y, gamma=gamma), ref, rtol=0, atol=0)
+    unbanded = sdtw_torch.soft_dtw(x, y)
+    for bandwidth in (2**63, 1e300, np.int64(2**62)):
+        torch.testing.assert_close(sdtw_torch.soft_dtw(x, y, bandwidth=bandwidth), unbanded, rtol=0, atol=0)
+    for not_a_tensor in (x.tolist(), x.numpy()):
+        with pytest.raises(TypeError, match=r"x must be a torch.Tensor"):
+            sdtw_torch.soft_dtw(not_a_tensor, y)
