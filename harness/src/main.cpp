@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <c10/util/Exception.h>
 #include <execinfo.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -16,7 +17,7 @@ namespace {
 
 // A crash prints where it happened (faulting address, thread, backtrace) before the process dies
 // of the signal, so a report has a trace (no allocation in the handler).
-void print_backtrace_and_die(int sig, siginfo_t* info, void*) {
+void print_backtrace_and_die(int sig, siginfo_t* info, void* context) {
   char line[160];
   const int len = std::snprintf(line, sizeof line, "sdtw-bench: crashed (signal %d at address %p, %s thread); backtrace:\n",
                                 sig, info ? info->si_addr : nullptr,
@@ -25,6 +26,18 @@ void print_backtrace_and_die(int sig, siginfo_t* info, void*) {
   }
   void* frames[64];
   ::backtrace_symbols_fd(frames, ::backtrace(frames, 64), 2);
+#if defined(__x86_64__)
+  // A jump to a bad address leaves nothing to unwind; the word on top of the stack is then the
+  // return address of the call that made it.
+  const auto* registers = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
+  void* at[2] = {reinterpret_cast<void*>(registers[REG_RIP]), *reinterpret_cast<void* const*>(registers[REG_RSP])};
+  static const char called[] = "sdtw-bench: instruction pointer, then the word on top of the stack:\n";
+  if (::write(2, called, sizeof called - 1) < 0) {
+  }
+  ::backtrace_symbols_fd(at, 2, 2);
+#else
+  (void)context;
+#endif
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
