@@ -73,15 +73,41 @@ def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
 
 
 def _lengths(lengths, name):
+    """None, an integer tensor (as it is: the operator checks it), or integers given as a list, a
+    tuple, a numpy array or one int (an unbatched pair): an int64 tensor on the CPU."""
     if lengths is None or isinstance(lengths, torch.Tensor):
         return lengths
+    if isinstance(lengths, numbers.Integral) and not isinstance(lengths, bool):
+        lengths = [lengths]
+    elif type(lengths).__module__ == "numpy" and hasattr(lengths, "tolist"):  # an array; numpy is optional
+        lengths = lengths.tolist()
     values = list(lengths) if isinstance(lengths, (list, tuple, range)) else None
+    if values is not None:
+        values = [int(v) if isinstance(v, torch.Tensor) and v.dim() == 0 and not v.is_floating_point()
+                  and v.dtype != torch.bool else v for v in values]
     if values is None or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values):
         raise TypeError(f"{name} must be an integer tensor or a list of integers (got {lengths!r})")
     for i, v in enumerate(values):
         if not 1 <= v < 2**63:
             raise ValueError(f"{name}[{i}] = {v} is out of range [1, the series' length]")
     return torch.tensor(values, dtype=torch.int64)
+
+
+def _mask_padding(t, lengths, axis):
+    """t (B, ., .) or unbatched with the steps past `lengths` along `axis` (0: rows, 1: columns of
+    each pair) set to 0, so that padding, NaN included, counts for nothing, in the gradient too (it
+    is zero there). Lengths the operator will refuse (count, dtype, device) are left to it."""
+    if lengths is None or not t.is_floating_point() or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        return t
+    if lengths.device != t.device and lengths.device.type != "cpu":
+        return t
+    batched = t.dim() == 3 and t.shape[0] == lengths.numel()
+    if not batched and not (t.dim() == 2 and lengths.numel() == 1):
+        return t
+    pair = t if batched else t.unsqueeze(0)
+    past = torch.arange(pair.shape[1 + axis], device=t.device) >= lengths.to(t.device).reshape(-1, 1)
+    masked = pair.masked_fill(past.unsqueeze(2) if axis == 0 else past.unsqueeze(1), 0)
+    return masked if batched else masked.squeeze(0)
 
 
 def _check_tensor(t, name):
@@ -129,6 +155,7 @@ def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    x, y = _mask_padding(x, xl, 0), _mask_padding(y, yl, 0)
     values = _pair(x, y, xl, yl, o)
     if check_inputs:  # after the operator, which names bad shapes, dtypes and devices first
         check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl, bandwidth=o.bandwidth)
@@ -159,6 +186,7 @@ def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=N
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     bandwidth = _check_bandwidth(bandwidth)
+    D = _mask_padding(_mask_padding(D, xl, 0), yl, 1)
     values = torch.ops.sdtw.soft_dtw_cost(D, _check_gamma(gamma), bandwidth, xl, yl)
     if check_inputs:
         check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=bandwidth)
@@ -174,6 +202,7 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
     gamma, bandwidth = _check_gamma(gamma), _check_bandwidth(bandwidth)
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     with torch.no_grad():
+        D = _mask_padding(_mask_padding(D, xl, 0), yl, 1)
         values, state = torch.ops.sdtw.cost_forward(D, gamma, bandwidth, xl, yl)
         if check_inputs:
             check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=bandwidth)

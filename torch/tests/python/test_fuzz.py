@@ -16,7 +16,7 @@ check_inputs. A small oracle says which arguments are invalid, and the call must
 
 Reproduce a failure with SDTW_FUZZ_SEED=<seed> SDTW_FUZZ_ONLY=<draw>; SDTW_FUZZ_DRAWS and
 SDTW_FUZZ_SECONDS change the number of draws and the time guard. The cases it found are kept out
-of the draws and pinned by the tests at the end (the one still open as a strict xfail).
+of the draws and pinned by the tests at the end.
 """
 import math
 import os
@@ -71,9 +71,8 @@ def wrong_shape_cost(a, b):  # a user's callable dist with a wrong output shape
     return sq_cost(a, b).sum(-1)
 
 
-LENGTH_KINDS = ["list", "list", "tuple", "int64", "int32", "np_ints", "0d"]
-BAD_LENGTH_KINDS = ["too_small", "too_big", "float_in_list", "float_tensor", "bool_tensor", "count", "ndarray",
-                    "scalar"]
+LENGTH_KINDS = ["list", "list", "tuple", "int64", "int32", "np_ints", "ndarray", "0d", "scalar"]
+BAD_LENGTH_KINDS = ["too_small", "too_big", "float_in_list", "float_tensor", "bool_tensor", "count"]
 TENSOR_KINDS = ("int64", "int32", "0d", "float_tensor", "bool_tensor")
 
 
@@ -96,7 +95,8 @@ def draw_lengths(rng, d, name, full, bad):
             d["kwargs"]["check_inputs"] = False  # see test_known_check_inputs_before_shape_checks
     # A lengths tensor on the CPU or on the inputs' device (CUDA lengths with CPU inputs: test_known_cuda_*)
     device = pick(rng, d["devices"]) if kind in TENSOR_KINDS and d["device"] != "cpu" else "cpu"
-    if kind in BAD_LENGTH_KINDS or (kind == "0d" and d["batched"]):
+    # One int (or a 0-d tensor) is the lengths of one pair: wrong for a batch of another size.
+    if kind in BAD_LENGTH_KINDS or (kind == "0d" and d["batched"]) or (kind == "scalar" and count != 1):
         bad.add(name)
     elif full >= 1:
         d["sizes"][name] = values
@@ -392,8 +392,7 @@ def test_fuzz_cuda():
     run_fuzz(["cuda", "cuda", "cpu"])
 
 
-# Cases the fuzz found, kept out of its draws: fixed ones as plain tests; an open one stays strict xfail
-# (a fix turns it into a failure, to remove the mark).
+# Cases the fuzz found, kept out of its draws, now plain tests.
 
 X, Y = torch.randn(2, 5, 3, dtype=torch.float64), torch.randn(2, 4, 3, dtype=torch.float64)
 
@@ -422,15 +421,10 @@ def test_check_inputs_comes_after_the_shape_checks(case):
             sdtw_torch.soft_dtw(X, torch.randn(3, 4, 3, dtype=torch.float64), y_lengths=[4, 3], check_inputs=True)
 
 
-PADDING_NAN = pytest.mark.xfail(strict=True, reason="a nan in padding makes the whole pair's gradient nan")
-
-
 @pytest.mark.parametrize("dist,fused", [
-    pytest.param("sqeuclidean", True, marks=PADDING_NAN), pytest.param("sqeuclidean", False, marks=PADDING_NAN),
-    pytest.param("euclidean", False, marks=PADDING_NAN), pytest.param("cosine", False, marks=PADDING_NAN),
-    ("l1", False),
+    ("sqeuclidean", True), ("sqeuclidean", False), ("euclidean", False), ("cosine", False), ("l1", False),
 ])
-def test_known_nonfinite_padding_leaves_gradient_finite(dist, fused):
+def test_nonfinite_padding_leaves_gradient_finite(dist, fused):
     """Values past x_lengths / y_lengths are ignored (check_inputs skips them): so must the gradient be."""
     g = torch.Generator().manual_seed(16)
     x = torch.randn(2, 5, 3, generator=g, dtype=torch.float64)

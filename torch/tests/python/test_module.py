@@ -364,3 +364,15 @@ def test_numpy_and_tensor_scalars_and_huge_bandwidths_are_accepted():
     for not_a_tensor in (x.tolist(), x.numpy()):
         with pytest.raises(TypeError, match=r"x must be a torch.Tensor"):
             sdtw_torch.soft_dtw(not_a_tensor, y)
+
+
+def test_lengths_as_numpy_arrays_ints_and_0d_tensors():
+    x, y = rand(2, 5, 3), rand(2, 4, 3)
+    ref = sdtw_torch.soft_dtw(x, y, x_lengths=[5, 3])
+    for lengths in (np.array([5, 3]), (5, 3), [np.int64(5), np.int64(3)], [torch.tensor(5), torch.tensor(3)]):
+        torch.testing.assert_close(sdtw_torch.soft_dtw(x, y, x_lengths=lengths), ref, rtol=0, atol=0)
+    torch.testing.assert_close(sdtw_torch.soft_dtw(x[1], y[1], x_lengths=3), ref[1], rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"x_lengths must have shape \(B,\)"):
+        sdtw_torch.soft_dtw(x, y, x_lengths=3)
+    with pytest.raises(TypeError, match="x_lengths must be an integer tensor"):
+        sdtw_torch.soft_dtw(x, y, x_lengths=np.array([5.0, 3.0]))
