@@ -15,10 +15,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-c10::optional<at::Tensor> present(const at::Tensor& t) {
-  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
-}
-
 // On CUDA the backward overwrites the saved state (the softmin weights become E). A second
 // backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
 // with the forward first; the first backward, the common case, uses it as it is.

@@ -85,11 +85,8 @@ bool built_with_cuda() {
 namespace sdtw::nn {
 namespace {
 
-c10::optional<at::Tensor> present(const at::Tensor& t) {
-  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
-}
 c10::optional<at::Tensor> present(const std::optional<at::Tensor>& t) {
-  return t ? present(*t) : c10::nullopt;
+  return t ? ops::detail::present(*t) : c10::nullopt;
 }
 
 std::string canonical_dist(const std::string& dist) {

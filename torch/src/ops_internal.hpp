@@ -8,6 +8,11 @@
 
 namespace sdtw::ops::detail {
 
+// An optional tensor from a possibly undefined one (how autograd saves an absent argument).
+inline c10::optional<at::Tensor> present(const at::Tensor& t) {
+  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
+}
+
 std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
                                                     const c10::optional<at::Tensor>& x_lengths,
                                                     const c10::optional<at::Tensor>& y_lengths);

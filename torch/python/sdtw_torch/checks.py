@@ -35,7 +35,7 @@ def _check_lengths(lengths, name, full):
 
 
 def _check_band(xl, yl, n, m, bandwidth):
-    """Every pair's lengths must fit the band, as the operators check for lengths on the CPU."""
+    """Every pair's lengths must fit the band (what the operators check for lengths on the CPU)."""
     if bandwidth < 0 or (xl is None and yl is None):
         return
     gap = ((xl if xl is not None else torch.tensor([n])) - (yl if yl is not None else torch.tensor([m]))).abs()
@@ -52,8 +52,11 @@ def check_finite_inputs(x=None, y=None, D=None, x_lengths=None, y_lengths=None, 
     first = x if D is None else D
     n = first.shape[-2]
     m = (y.shape[-2] if y is not None else D.shape[-1])
-    xl, yl = _check_lengths(x_lengths, "x_lengths", n), _check_lengths(y_lengths, "y_lengths", m)
-    _check_band(xl, yl, n, m, bandwidth)
+    # The operator has checked lengths given on the CPU; those on the device it does not read.
+    if any(t is not None and t.device.type != "cpu" for t in (x_lengths, y_lengths)):
+        xl, yl = _check_lengths(x_lengths, "x_lengths", n), _check_lengths(y_lengths, "y_lengths", m)
+        _check_band(xl, yl, n, m, bandwidth)
+    xl, yl = x_lengths, y_lengths
     named = {"D": (D, {0: xl, 1: yl})} if D is not None else {"x": (x, {0: xl}), "y": (y, {0: yl})}
     for name, (t, lengths) in named.items():
         if not t.is_floating_point():

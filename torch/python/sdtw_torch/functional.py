@@ -93,10 +93,11 @@ def _lengths(lengths, name):
     return torch.tensor(values, dtype=torch.int64)
 
 
-def _mask_padding(t, lengths, axis):
-    """t (B, ., .) or unbatched with the steps past `lengths` along `axis` (0: rows, 1: columns of
-    each pair) set to 0, so that padding, NaN included, counts for nothing, in the gradient too (it
-    is zero there). Lengths the operator will refuse (count, dtype, device) are left to it."""
+def _zero_padding(t, lengths):
+    """x or y (B, N, D) or unbatched with its time steps past `lengths` set to 0. The gradient
+    products multiply padding by E = 0, which a NaN there would turn into NaN for the whole pair;
+    a cost tensor D needs none of this (its padding is never read). Lengths the operator will
+    refuse (count, dtype, device) are left to it."""
     if lengths is None or not t.is_floating_point() or lengths.is_floating_point() or lengths.dtype == torch.bool:
         return t
     if lengths.device != t.device and lengths.device.type != "cpu":
@@ -104,9 +105,9 @@ def _mask_padding(t, lengths, axis):
     batched = t.dim() == 3 and t.shape[0] == lengths.numel()
     if not batched and not (t.dim() == 2 and lengths.numel() == 1):
         return t
-    pair = t if batched else t.unsqueeze(0)
-    past = torch.arange(pair.shape[1 + axis], device=t.device) >= lengths.to(t.device).reshape(-1, 1)
-    masked = pair.masked_fill(past.unsqueeze(2) if axis == 0 else past.unsqueeze(1), 0)
+    series = t if batched else t.unsqueeze(0)
+    past = torch.arange(series.shape[1], device=t.device) >= lengths.to(t.device).reshape(-1, 1)
+    masked = series.masked_fill(past.unsqueeze(2), 0)
     return masked if batched else masked.squeeze(0)
 
 
@@ -155,7 +156,7 @@ def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
-    x, y = _mask_padding(x, xl, 0), _mask_padding(y, yl, 0)
+    x, y = _zero_padding(x, xl), _zero_padding(y, yl)
     values = _pair(x, y, xl, yl, o)
     if check_inputs:  # after the operator, which names bad shapes, dtypes and devices first
         check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl, bandwidth=o.bandwidth)
@@ -186,7 +187,6 @@ def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=N
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     bandwidth = _check_bandwidth(bandwidth)
-    D = _mask_padding(_mask_padding(D, xl, 0), yl, 1)
     values = torch.ops.sdtw.soft_dtw_cost(D, _check_gamma(gamma), bandwidth, xl, yl)
     if check_inputs:
         check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=bandwidth)
@@ -202,7 +202,6 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
     gamma, bandwidth = _check_gamma(gamma), _check_bandwidth(bandwidth)
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     with torch.no_grad():
-        D = _mask_padding(_mask_padding(D, xl, 0), yl, 1)
         values, state = torch.ops.sdtw.cost_forward(D, gamma, bandwidth, xl, yl)
         if check_inputs:
             check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=bandwidth)
@@ -215,10 +214,9 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
     o = _resolve(gamma, bandwidth, False, dist, False, "none")
     _check_tensor(x, "x")
     _check_tensor(y, "y")
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     with torch.no_grad():
-        E = alignment_from_cost(_cost(x, y, o.dist), gamma=gamma, bandwidth=bandwidth, x_lengths=x_lengths,
-                                y_lengths=y_lengths)
+        E = alignment_from_cost(_cost(x, y, o.dist), gamma=gamma, bandwidth=bandwidth, x_lengths=xl, y_lengths=yl)
     if check_inputs:
-        check_finite_inputs(x=x, y=y, x_lengths=_lengths(x_lengths, "x_lengths"),
-                            y_lengths=_lengths(y_lengths, "y_lengths"), bandwidth=o.bandwidth)
+        check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl, bandwidth=o.bandwidth)
     return E
