@@ -78,6 +78,8 @@ def load_metadata(csv_path):
     commit = meta.get("git_commit") or "unknown"
     if commit == "unknown":
         commit = _commit_from_readme(csv_path) or "unknown"
+    if str(meta.get("git_dirty")).lower() == "true":
+        commit += " (tree recorded as modified)"
     return {"gpu": meta.get("gpu") or "unknown GPU", "commit": commit, "date": (meta.get("date") or "unknown date")[:10],
             "torch": meta.get("torch", "unknown"), "driver": meta.get("driver", "unknown"),
             "sweep": meta.get("sweep", csv_path.stem), "reps": meta.get("settings", {}).get("reps", "?")}

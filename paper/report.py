@@ -9,7 +9,7 @@ OURS_STEP = "step:ours_fused"
 
 
 def _fmt(x):
-    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+    return f"{x:.3g}" if x < 100 else f"{x:.0f}"
 
 
 def every_point(points):
@@ -66,12 +66,20 @@ def claim_length(results):
     impls = ["maghoumi"] + (["step:" + i for i, _ in ORIGINALS if not i.startswith("ours")]
                             if not results.originals.empty else ["peer:maghoumi", "peer:bgu_unfused"])
     for impl in impls:
-        bad = pts[(pts["impl"] == impl) & ~pts["ok"] & ~pts["reason"].str.startswith("failed")
-                  & ~pts["reason"].str.startswith("not measured")]
+        # Points never attempted (not measured, or a run's budget spent) say nothing about lengths.
+        reason = pts["reason"].fillna("")
+        tried = pts[(pts["impl"] == impl) & ~reason.str.startswith("not measured") & ~reason.str.contains("not run:")]
+        bad = tried[~tried["ok"] & ~tried["reason"].fillna("").str.startswith("failed")]
         if len(bad):
             first = bad.sort_values("N").iloc[0]
-            text.append(f"{label(impl)} ({first['gpu']}, {first['method']}) does not run from N = {bad['N'].min()}: "
-                        f"{first['reason']}.")
+            source = originals_source(results) if impl.startswith("step:") else sweep_source(results)
+            passed_n = tried.loc[tried["ok"], "N"]
+            if passed_n.empty or passed_n.max() < first["N"]:
+                what = f"does not run from N = {first['N']}"
+            else:
+                what = (f"fails at N = {', '.join(str(n) for n in sorted(set(bad['N'])))} but passes up to "
+                        f"N = {passed_n.max()}")
+            text.append(f"{label(impl)} ({first['gpu']}; {source}) {what}: {first['reason']}.")
     if not results.originals.empty:
         step = results.originals[results.originals["impl"].str.startswith("step:ours") & results.originals["ok"]]
         if len(step):

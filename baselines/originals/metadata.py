@@ -29,12 +29,15 @@ def _version(dist):
 
 
 def git_commit():
-    """SDTW_GIT_COMMIT wins (the GPU machine's copy of the tree has a stale or no .git), as in sdtw-bench."""
-    commit = os.environ.get("SDTW_GIT_COMMIT") or _run(["git", "rev-parse", "--short=7", "HEAD"]) or "unknown"
-    dirty = os.environ.get("SDTW_GIT_DIRTY")
-    if dirty is None:
-        dirty = "true" if _run(["git", "status", "--porcelain", "--untracked-files=no"]) else "false"
-    return commit, dirty
+    """As sdtw-bench (harness/src/core/metadata.cpp git_info): SDTW_GIT_COMMIT names the commit of a
+    copy whose .git is stale or missing (the GPU machine), dirty then only from SDTW_GIT_DIRTY (else
+    unknown); otherwise git, results/ left out of the dirty check."""
+    commit = os.environ.get("SDTW_GIT_COMMIT")
+    if commit:
+        return commit, os.environ.get("SDTW_GIT_DIRTY", "")
+    commit = _run(["git", "rev-parse", "HEAD"]) or "unknown"
+    status = _run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"])
+    return commit, "unknown" if commit == "unknown" else ("true" if status else "false")
 
 
 def upstream_commits(peers):

@@ -17,6 +17,7 @@ sys.path[:0] = [str(PAPER), str(HERE), str(ROOT)]
 
 import data  # noqa: E402
 import make_paper  # noqa: E402
+from report import _fmt  # noqa: E402
 from baselines.originals import runner  # noqa: E402
 import synthetic  # noqa: E402
 from parse_tables import latex_rows, markdown_rows, matches, number  # noqa: E402
@@ -272,8 +273,8 @@ def test_synthetic_report_ratios_are_the_originals_file(synth):
 
 
 def rounded(shown, value):
-    """True when shown is value as the report prints a ratio (2 significant digits below 10, else whole)."""
-    return shown == float(f"{value:.2g}") if value < 10 else shown == round(value)
+    """True when shown is value as the report prints a ratio."""
+    return shown == float(_fmt(value))
 
 
 def test_a_ratio_between_two_methods_is_refused(synth):
