@@ -23,18 +23,19 @@ def main():
 
     # torchrun sets RANK, LOCAL_RANK and WORLD_SIZE, and the rendezvous (env://).
     local_rank = int(os.environ["LOCAL_RANK"])
-    if args.device == "cuda":
+    on_gpu = args.device.startswith("cuda")  # every rank takes cuda:LOCAL_RANK, whatever index is given
+    if on_gpu:
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
     else:
         device = torch.device("cpu")
-    dist.init_process_group("nccl" if args.device == "cuda" else "gloo")
+    dist.init_process_group("nccl" if on_gpu else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
 
     torch.manual_seed(args.seed)  # the same initial model everywhere (DDP also broadcasts rank 0's)
     data_gen = torch.Generator().manual_seed(args.seed + rank)
     model = DistributedDataParallel(Denoiser(args.channels).to(device),
-                                    device_ids=[local_rank] if args.device == "cuda" else None)
+                                    device_ids=[local_rank] if on_gpu else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = sdtw_torch.SoftDTW(gamma=args.gamma, fused=fused, normalize=True, reduction="mean")
     eval_x, eval_y = make_batch(64, args.length, args.channels, torch.Generator().manual_seed(12345), device)
@@ -60,7 +61,7 @@ def main():
         losses.append(loss.item())
         if rank == 0 and (step % 25 == 0 or step == args.steps - 1):
             print(f"step {step:4d}  loss (rank 0) {losses[-1]:.5f}", flush=True)
-    if args.device == "cuda":
+    if on_gpu:
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - begin
     end_eval = evaluate()

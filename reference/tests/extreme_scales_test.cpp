@@ -9,9 +9,9 @@
 namespace sdtw::test {
 namespace {
 
+using reference::kInf;
 using reference::SqEuclideanCost;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct Case {

@@ -8,12 +8,15 @@ softdtw-cuda-torch's softdtw_barycenter on the same data and settings. CUDA even
 import argparse
 import statistics
 import sys
+from pathlib import Path
 
+import numpy as np
 import torch
 
 import sdtw_torch
 
-import numpy as np  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from step import timed as event_times  # noqa: E402
 
 if not hasattr(np, "row_stack"):  # numba of this machine calls it; numpy 2.5 removed it
     np.row_stack = np.vstack
@@ -24,16 +27,10 @@ import softdtw_cuda  # noqa: E402
 
 
 def timed(fn, reps=3):
-    out, times = None, []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        a.record()
-        out = fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return out, statistics.median(times)
+    """fn's last result and the median of step.py's CUDA-event times of reps calls."""
+    results = []
+    times = event_times(lambda: results.append(fn()), reps)
+    return results[-1], statistics.median(times)
 
 
 g = torch.Generator(device="cuda").manual_seed(0)

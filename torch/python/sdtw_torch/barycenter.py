@@ -4,18 +4,22 @@ import time
 
 import torch
 
+from .checks import integer_at_least, number_at_least
 from .cdist import check_series_set, check_set_lengths
 from .functional import _check_gamma, soft_dtw
 
-_METHODS = ("adam", "lbfgs")
+METHODS = ("adam", "lbfgs")
 
 
 def resample(X, lengths, size):
     """Each series' first lengths[b] rows linearly interpolated to size rows: (B, size, D).
 
     tslearn's TimeSeriesResampler: positions linspace(0, 1, size) over linspace(0, 1, length).
+    Without lengths and with size = N, X itself (interpolation would not give its rows back exactly).
     """
     B, N, D = X.shape
+    if lengths is None and size == N:
+        return X
     if lengths is None:
         lengths = torch.full((B,), N, dtype=torch.int64, device=X.device)
     t = torch.linspace(0, 1, size, dtype=X.dtype, device=X.device)
@@ -65,19 +69,13 @@ def _check_init(init, K, single, X, device):
 
 
 def _check_options(max_iter, lr, patience, tol, method):
-    def integer(value):
-        return isinstance(value, int) and not isinstance(value, bool)
-
-    if not integer(max_iter) or max_iter < 0:
-        raise ValueError(f"max_iter must be an integer >= 0 (got {max_iter!r})")
+    integer_at_least(max_iter, 0, "max_iter")
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
         raise ValueError(f"lr must be a finite number > 0 (got {lr!r})")
-    if not integer(patience) or patience < 1:
-        raise ValueError(f"patience must be an integer >= 1 (got {patience!r})")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
-        raise ValueError(f"tol must be a number >= 0 (got {tol!r})")
-    if method not in _METHODS:
-        raise ValueError(f"method must be 'adam' or 'lbfgs' (got {method!r})")
+    integer_at_least(patience, 1, "patience")
+    number_at_least(tol, 0, "tol")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)} (got {method!r})")
 
 
 class _Objective:
@@ -119,19 +117,20 @@ def _adam(Z, objective, max_iter, lr, early_stopping, patience, tol, verbose):
     active = [True] * K
     best = [math.inf] * K
     waited = [0] * K
+    moving = None  # (K, 1, 1) bool once a group has stopped: the groups still moving
     start = time.time()
     for iteration in range(max_iter):
         optimizer.zero_grad()
         losses = objective(Z)
         losses.sum().backward()
         _clip_per_group(Z.grad)
-        frozen = None if all(active) else Z.detach().clone()
+        frozen = None if moving is None else Z.detach().clone()
         optimizer.step()
         scheduler.step()
         if frozen is not None:
-            mask = torch.tensor(active, device=Z.device).view(-1, 1, 1)
-            Z.data.copy_(torch.where(mask, Z.data, frozen))
-        values = losses.tolist()
+            Z.data.copy_(torch.where(moving, Z.data, frozen))
+        # The losses reach the host only when something reads them (a sync per iteration otherwise).
+        values = losses.tolist() if early_stopping or verbose else None
         stopped = []
         for k in range(K):
             if not active[k] or not early_stopping:
@@ -153,7 +152,8 @@ def _adam(Z, objective, max_iter, lr, early_stopping, patience, tol, verbose):
         if not any(active):
             break
         if stopped:
-            objective.keep_groups(torch.tensor(active, device=Z.device))
+            moving = torch.tensor(active, device=Z.device).view(-1, 1, 1)
+            objective.keep_groups(moving.view(-1))
 
 
 def _lbfgs(Z, objective, max_iter, tol, verbose):
@@ -209,11 +209,11 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     device = torch.device(device) if device is not None else X.device
     X = X.detach().to(device)
     B, N, _ = X.shape
-    lengths = check_set_lengths(X_lengths, X, "X_lengths")
+    lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
     W, single = _check_weights(weights, B, device, X.dtype)
     K = W.shape[0]
     if init is None:
-        series = X if lengths is None else resample(X, lengths, N)
+        series = resample(X, lengths, N)
         Z = (W @ series.reshape(B, -1)).view(K, N, -1)
     else:
         Z = _check_init(init, K, single, X, device)

@@ -2,7 +2,8 @@
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from .functional import _resolve, soft_dtw
+from .checks import _check_lengths, integer_at_least
+from .functional import _check_tensor, _lengths, _resolve, soft_dtw
 
 # DP cells per chunk: bounds the state a chunk holds (float64 per cell on the CPU, ~4 bytes on CUDA).
 _CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
@@ -10,8 +11,7 @@ _CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
 
 def check_series_set(X, name):
     """X must be a floating (B, N, D) tensor with B, N, D >= 1."""
-    if not isinstance(X, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape (B, N, D) (got {type(X).__name__})")
+    _check_tensor(X, name)
     if X.dim() != 3 or min(X.shape) < 1:
         raise ValueError(f"{name} must have shape (B, N, D) with B, N, D >= 1 (got {tuple(X.shape)})")
     if not X.is_floating_point():
@@ -19,27 +19,36 @@ def check_series_set(X, name):
 
 
 def check_set_lengths(lengths, X, name):
-    """None, or (B,) integers in [1, N] for X (B, N, D), as an int64 tensor on X's device."""
+    """None, or (B,) integers in [1, N] for X (B, N, D) (any form soft_dtw takes), checked once on
+    the host and returned as an int64 tensor on X's device; also their host copy, for band checks."""
+    lengths = _lengths(lengths, name)
     if lengths is None:
-        return None
-    if not isinstance(lengths, torch.Tensor):
-        lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1 or lengths.shape[0] != X.shape[0] or lengths.is_floating_point():
+        return None, None
+    if lengths.dim() != 1 or lengths.shape[0] != X.shape[0] or lengths.is_floating_point() \
+            or lengths.dtype == torch.bool:
         raise ValueError(f"{name} must be {X.shape[0]} integers, one per series (got shape {tuple(lengths.shape)}, "
                          f"{lengths.dtype})")
-    if int(lengths.min()) < 1 or int(lengths.max()) > X.shape[1]:
-        raise ValueError(f"{name} must lie in [1, {X.shape[1]}] (got min {int(lengths.min())}, "
-                         f"max {int(lengths.max())})")
-    return lengths.to(device=X.device, dtype=torch.int64)
+    host = _check_lengths(lengths, name, X.shape[1])
+    return lengths.to(device=X.device, dtype=torch.int64), host
+
+
+def _check_band_of_sets(bandwidth, X, Y, x_host, y_host):
+    """Every pair (X[i], Y[j]) must fit the band; the operator cannot check lengths on the device."""
+    if bandwidth < 0:
+        return
+    xs = x_host if x_host is not None else torch.tensor([X.shape[1]])
+    ys = y_host if y_host is not None else torch.tensor([Y.shape[1]])
+    widest = max(int(xs.max() - ys.min()), int(ys.max() - xs.min()))
+    if widest > bandwidth:
+        raise ValueError(f"bandwidth {bandwidth} is narrower than the largest |length of X[i] - length of Y[j]| = "
+                         f"{widest}: no alignment fits the band for that pair")
 
 
 def _chunk_pairs(pairs_per_chunk, X, Y):
     if pairs_per_chunk is None:
         cells = _CELLS_PER_CHUNK["cuda" if X.is_cuda else "cpu"]
         return max(1, cells // (X.shape[1] * Y.shape[1]))
-    if isinstance(pairs_per_chunk, bool) or not isinstance(pairs_per_chunk, int) or pairs_per_chunk < 1:
-        raise ValueError(f"pairs_per_chunk must be None or an integer >= 1 (got {pairs_per_chunk!r})")
-    return pairs_per_chunk
+    return integer_at_least(pairs_per_chunk, 1, "pairs_per_chunk")
 
 
 def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk):
@@ -90,8 +99,9 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
         if Y.device != X.device:
             raise ValueError(f"X and Y must be on the same device (X on {X.device}, Y on {Y.device})")
     options = _resolve(gamma, bandwidth, normalize, dist, None, "none")
-    X_lengths = check_set_lengths(X_lengths, X, "X_lengths")
-    Y_lengths = X_lengths if symmetric else check_set_lengths(Y_lengths, Y, "Y_lengths")
+    X_lengths, x_host = check_set_lengths(X_lengths, X, "X_lengths")
+    Y_lengths, y_host = (X_lengths, x_host) if symmetric else check_set_lengths(Y_lengths, Y, "Y_lengths")
+    _check_band_of_sets(options.bandwidth, X, Y, x_host, y_host)
     chunk = _chunk_pairs(pairs_per_chunk, X, Y)
     B1, B2 = X.shape[0], Y.shape[0]
     device = X.device

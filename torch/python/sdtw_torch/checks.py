@@ -6,6 +6,20 @@ naming the argument, the batch index and the position.
 """
 import torch
 
+def integer_at_least(value, low, name):
+    """value, an int (not a bool) >= low; else ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low} (got {value!r})")
+    return value
+
+
+def number_at_least(value, low, name):
+    """value, an int or float (not a bool) >= low (NaN is not); else ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
+        raise ValueError(f"{name} must be a number >= {low} (got {value!r})")
+    return value
+
+
 _AXES = {"x": ("time step", "feature"), "y": ("time step", "feature"), "D": ("row", "column")}
 
 

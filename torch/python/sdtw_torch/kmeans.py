@@ -3,19 +3,15 @@ import math
 
 import torch
 
-from .barycenter import resample, softdtw_barycenter
+from .barycenter import METHODS, resample, softdtw_barycenter
+from .checks import integer_at_least, number_at_least
 from .cdist import cdist_soft_dtw, check_series_set, check_set_lengths
-from .functional import _check_gamma
+from .functional import _check_gamma, soft_dtw
 
 
 class EmptyClusterError(RuntimeError):
     """An assignment left a cluster without series (the run restarts from a new seeding)."""
 
-
-def _integer_at_least(value, low, name):
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low} (got {value!r})")
-    return value
 
 
 def _generator(random_state):
@@ -57,16 +53,15 @@ class SoftDTWKMeans:
 
     def __init__(self, n_clusters=3, *, gamma=1.0, max_iter=50, tol=1e-6, n_init=1, barycenter_iter=100,
                  barycenter_method="lbfgs", init="k-means++", random_state=None, verbose=False):
-        self.n_clusters = _integer_at_least(n_clusters, 1, "n_clusters")
+        self.n_clusters = integer_at_least(n_clusters, 1, "n_clusters")
         self.gamma = _check_gamma(gamma)
-        self.max_iter = _integer_at_least(max_iter, 1, "max_iter")
-        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
-            raise ValueError(f"tol must be a number >= 0 (got {tol!r})")
-        self.tol = tol
-        self.n_init = _integer_at_least(n_init, 1, "n_init")
-        self.barycenter_iter = _integer_at_least(barycenter_iter, 1, "barycenter_iter")
-        if barycenter_method not in ("lbfgs", "adam"):
-            raise ValueError(f"barycenter_method must be 'lbfgs' or 'adam' (got {barycenter_method!r})")
+        self.max_iter = integer_at_least(max_iter, 1, "max_iter")
+        self.tol = number_at_least(tol, 0, "tol")
+        self.n_init = integer_at_least(n_init, 1, "n_init")
+        self.barycenter_iter = integer_at_least(barycenter_iter, 1, "barycenter_iter")
+        if barycenter_method not in METHODS:
+            raise ValueError(f"barycenter_method must be one of {', '.join(repr(m) for m in METHODS)} "
+                             f"(got {barycenter_method!r})")
         self.barycenter_method = barycenter_method
         if not isinstance(init, torch.Tensor) and init not in ("k-means++", "random"):
             raise ValueError(f"init must be 'k-means++', 'random' or a (K, N, D) tensor (got {init!r})")
@@ -96,13 +91,16 @@ class SoftDTWKMeans:
         B = X.shape[0]
         trials = 2 + int(math.log(self.n_clusters))
 
+        with torch.no_grad():  # each series' self-term, once (cdist's normalize would redo it per centre)
+            self_terms = soft_dtw(X, X, gamma=self.gamma, x_lengths=lengths, y_lengths=lengths)
+
         def divergence(rows):
             index = torch.tensor(rows, device=X.device)
             with torch.no_grad():
-                return cdist_soft_dtw(
-                    X.index_select(0, index), X, gamma=self.gamma, normalize=True,
-                    X_lengths=None if lengths is None else lengths.index_select(0, index), Y_lengths=lengths,
-                ).clamp(min=0).double().cpu()
+                raw = cdist_soft_dtw(X.index_select(0, index), X, gamma=self.gamma, Y_lengths=lengths,
+                                     X_lengths=None if lengths is None else lengths.index_select(0, index))
+                half_self = 0.5 * (self_terms.index_select(0, index).unsqueeze(1) + self_terms.unsqueeze(0))
+                return (raw - half_self).clamp(min=0).double().cpu()
 
         chosen = [int(torch.randint(B, (1,), generator=generator))]
         closest = divergence(chosen)[0]
@@ -150,7 +148,7 @@ class SoftDTWKMeans:
         """Cluster X (B, N, D) (X_lengths (B,) for a padded set); returns self."""
         check_series_set(X, "X")
         X = X.detach()
-        lengths = check_set_lengths(X_lengths, X, "X_lengths")
+        lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
         K = self.n_clusters
         if K > X.shape[0]:
             raise ValueError(f"n_clusters must be <= the number of series ({X.shape[0]}) (got {K})")
@@ -186,7 +184,7 @@ class SoftDTWKMeans:
         check_series_set(X, "X")
         if X.shape[2] != self.cluster_centers_.shape[2]:
             raise ValueError(f"X must have {self.cluster_centers_.shape[2]} features, as at fit (got {X.shape[2]})")
-        return self._distances(X.detach(), check_set_lengths(X_lengths, X, "X_lengths"), self.cluster_centers_)
+        return self._distances(X.detach(), check_set_lengths(X_lengths, X, "X_lengths")[0], self.cluster_centers_)
 
     def predict(self, X, X_lengths=None):
         """The index of the nearest centre (raw soft-DTW) of each series: (B,) int64."""

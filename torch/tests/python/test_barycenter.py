@@ -215,10 +215,10 @@ def test_verbose_prints_progress(capsys):
     (dict(lr=0.0), "lr must be"),
     (dict(patience=0), "patience must be"),
     (dict(tol=-1.0), "tol must be"),
-    (dict(method="sgd"), "method must be 'adam' or 'lbfgs'"),
+    (dict(method="sgd"), "method must be one of 'adam', 'lbfgs'"),
     (dict(init=torch.zeros(5, 3)), r"init must have shape \(N_z, 2\)"),
     (dict(init=torch.zeros(2, 5, 2), weights=torch.ones(3, 4)), r"init must have shape .*\(3, N_z, 2\)"),
-    (dict(X_lengths=[5, 5, 5, 5]), r"X_lengths must lie in \[1, 4\]"),
+    (dict(X_lengths=[5, 5, 5, 5]), r"X_lengths\[\d\] = 5 is out of range \[1, 4\]"),
     (dict(fused=True, X=torch.randn(4, 4, 2)), None),
 ])
 def test_bad_arguments_name_the_parameter(kwargs, match):

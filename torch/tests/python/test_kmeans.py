@@ -117,7 +117,7 @@ def test_given_init_and_empty_clusters():
     (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 4, 1)).fit(torch.randn(4, 5, 1)),
      r"init must have shape \(2, 5, 1\)"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5)), r"X must have shape \(B, N, D\)"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), "X_lengths must lie"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), r"X_lengths\[2\] = 6 is out of range \[1, 5\]"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).predict(torch.randn(4, 5, 1)), "call fit before predict"),
 ])
 def test_bad_arguments_name_the_parameter(make, match):

@@ -23,8 +23,9 @@ struct Problem {
   int64_t dim = 1;  // features per row (squared-Euclidean mode only)
   double gamma = 1.0;
   int64_t bandwidth = -1;  // Sakoe-Chiba: keep |i - j| <= bandwidth; < 0 keeps every cell
-  // Optional per-pair lengths on the device (batch entries, 1 <= x_len[b] <= n, and the band
-  // must leave a path for each pair). The caller validates them: reading them here would sync.
+  // Optional per-pair lengths on the device (batch entries). They are not read on the host (that
+  // would sync): one out of [1, n] is clamped into it, and a pair whose lengths leave no path in
+  // the band gets an infinite value and a NaN gradient. Callers that can, validate them.
   const int64_t* x_len = nullptr;
   const int64_t* y_len = nullptr;
 };
