@@ -17,8 +17,10 @@
 #include "cli_fixture.hpp"
 #include "csv.hpp"
 #include "row.hpp"
+#include "table_support.hpp"
 
 using namespace sdtw::bench;
+using sdtw::bench::test_support::row_keys;
 
 namespace {
 
@@ -27,12 +29,6 @@ using BenchCli = sdtw::bench::test_support::BenchCliFixture;
 using sdtw::bench::test_support::kExe;
 namespace fs = std::filesystem;
 
-std::vector<std::string> keys(const Table& t) {
-  std::vector<std::string> k;
-  for (size_t r = 0; r < t.rows.size(); ++r) k.push_back(row_key(t, r));
-  return k;
-}
-
 size_t points_in(BenchCli& c, const std::string& config) {
   EXPECT_EQ(c.bench("--sweep " + config + " --dry-run"), 0) << c.out;
   return static_cast<size_t>(std::count(c.out.begin(), c.out.end(), '\n') - 1);
@@ -40,7 +36,7 @@ size_t points_in(BenchCli& c, const std::string& config) {
 
 void expect_complete(const Table& t, size_t n) {
   ASSERT_EQ(t.rows.size(), n);
-  const auto k = keys(t);
+  const auto k = row_keys(t);
   EXPECT_EQ(std::set<std::string>(k.begin(), k.end()).size(), n) << "duplicate rows";
   for (size_t r = 0; r < t.rows.size(); ++r) {
     const auto& d = t.at(r, "disposition");
@@ -152,7 +148,7 @@ TEST_F(BenchCli, ShardsMergeToTheWholeAndCompare) {
       << out;
   const Table whole = read_csv(p("whole/ci.csv")), merged = read_csv(p("m/ci.csv"));
   expect_complete(merged, n);
-  EXPECT_EQ(keys(merged), keys(whole));
+  EXPECT_EQ(row_keys(merged), row_keys(whole));
   for (size_t r = 0; r < n; ++r) {
     EXPECT_EQ(merged.at(r, "point"), whole.at(r, "point"));
     EXPECT_EQ(merged.at(r, "disposition"), whole.at(r, "disposition"));

@@ -14,8 +14,10 @@
 #include "parallel_sweep.hpp"
 #include "row.hpp"
 #include "store.hpp"
+#include "table_support.hpp"
 
 using namespace sdtw::bench;
+using sdtw::bench::test_support::row_keys;
 
 namespace {
 
@@ -36,12 +38,6 @@ ParallelSweep ci_sweep(const std::string& out_dir, const std::string& exe, std::
   return s;
 }
 
-std::vector<std::string> keys(const Table& t) {
-  std::vector<std::string> k;
-  for (size_t r = 0; r < t.rows.size(); ++r) k.push_back(row_key(t, r));
-  return k;
-}
-
 }  // namespace
 
 TEST_F(BenchParallel, WorkersMergeToTheRowsOfOneSweep) {
@@ -53,7 +49,7 @@ TEST_F(BenchParallel, WorkersMergeToTheRowsOfOneSweep) {
   for (const auto& w : o.workers) EXPECT_EQ(w.status, 0) << read_file(w.log);
   EXPECT_EQ(o.rows, whole.rows.size());
   const Table merged = read_csv(p("par/ci.csv"));
-  EXPECT_EQ(keys(merged), keys(whole));
+  EXPECT_EQ(row_keys(merged), row_keys(whole));
   for (size_t r = 0; r < merged.rows.size(); ++r) {
     EXPECT_EQ(merged.at(r, "disposition"), whole.at(r, "disposition"));
     EXPECT_EQ(merged.at(r, "value_err"), whole.at(r, "value_err"));  // same inputs, same numbers
@@ -76,7 +72,7 @@ TEST_F(BenchParallel, OneWorkerGivesTheRowsOfOneSweep) {
   ASSERT_EQ(o.workers.size(), 1u);
   EXPECT_EQ(o.workers[0].status, 0) << read_file(o.workers[0].log);
   EXPECT_EQ(o.rows, whole.rows.size());
-  EXPECT_EQ(keys(read_csv(p("one/ci.csv"))), keys(whole));
+  EXPECT_EQ(row_keys(read_csv(p("one/ci.csv"))), row_keys(whole));
   EXPECT_FALSE(fs::exists(p("one/ci.workers")));
 }
 
@@ -100,7 +96,7 @@ TEST_F(BenchParallel, DeadWorkerPointsRunOnResume) {
   for (const auto& w : second.workers) EXPECT_EQ(w.status, 0) << read_file(w.log);
   const Table done = read_csv(p("par/ci.csv"));
   ASSERT_EQ(done.rows.size(), total);
-  const auto k = keys(done);
+  const auto k = row_keys(done);
   EXPECT_EQ(std::set<std::string>(k.begin(), k.end()).size(), total);
   size_t unchanged = 0;
   for (const auto& row : partial.rows)

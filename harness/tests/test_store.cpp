@@ -15,8 +15,10 @@
 #include "merge.hpp"
 #include "store.hpp"
 #include "sweep.hpp"
+#include "table_support.hpp"
 
 using namespace sdtw::bench;
+using sdtw::bench::test_support::row_keys;
 namespace fs = std::filesystem;
 
 namespace {
@@ -63,17 +65,11 @@ class BenchStore : public ::testing::Test {
   fs::path dir;
 };
 
-std::vector<std::string> keys_of(const Table& t) {
-  std::vector<std::string> k;
-  for (size_t r = 0; r < t.rows.size(); ++r) k.push_back(row_key(t, r));
-  return k;
-}
-
 }  // namespace
 
 TEST_F(BenchStore, RowsAreWrittenAsPointsFinish) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
-  ResultsStore store(path("fake.csv"), path("fake.json"), {{"gpu", nullptr}}, false);
+  ResultsStore store(path("fake.csv"), {{"gpu", nullptr}}, false);
   size_t calls = 0;
   run_sweep(cfg.points, store, [&](const Point& p) {
     // Every earlier point is already on disk when the next one starts.
@@ -90,7 +86,7 @@ TEST_F(BenchStore, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
   const size_t total = cfg.points.size();
   const size_t k = 7;
   {
-    ResultsStore store(path("fake.csv"), path("fake.json"), {{"run", 1}}, false);
+    ResultsStore store(path("fake.csv"), {{"run", 1}}, false);
     size_t n = 0;
     // The process "dies" while running point k: k rows are on disk.
     EXPECT_THROW(run_sweep(cfg.points, store, [&](const Point& p) {
@@ -106,7 +102,7 @@ TEST_F(BenchStore, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
   ASSERT_EQ(read_csv(path("fake.csv"), true).rows.size(), k);
   std::set<std::string> rerun;
   {
-    ResultsStore store(path("fake.csv"), path("fake.json"), {{"run", 2}}, false);
+    ResultsStore store(path("fake.csv"), {{"run", 2}}, false);
     EXPECT_EQ(store.resumed_rows(), k);
     const auto sum = run_sweep(cfg.points, store, [&](const Point& p) {
       rerun.insert(point_key(p));
@@ -119,7 +115,7 @@ TEST_F(BenchStore, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
   for (size_t i = 0; i < k; ++i) EXPECT_EQ(rerun.count(point_key(cfg.points[i])), 0u);
   const Table t = read_csv(path("fake.csv"));  // strict: no partial line left
   ASSERT_EQ(t.rows.size(), total);
-  const auto keys = keys_of(t);
+  const auto keys = row_keys(t);
   EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), total);
   for (size_t i = 0; i < total; ++i) EXPECT_EQ(keys[i], point_key(cfg.points[i]));
   // The JSON holds every row and both runs' metadata.
@@ -129,7 +125,7 @@ TEST_F(BenchStore, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
   EXPECT_EQ(j["runs"][0]["run"], 1);
   EXPECT_EQ(j["runs"][1]["resumed_rows"], k);
   // A third run has nothing to do.
-  ResultsStore again(path("fake.csv"), path("fake.json"), {}, false);
+  ResultsStore again(path("fake.csv"), {}, false);
   const auto sum = run_sweep(cfg.points, again, [&](const Point& p) -> Result {
     ADD_FAILURE() << "reran " << describe(p);
     return fake_result(p);
@@ -140,36 +136,36 @@ TEST_F(BenchStore, ResumeAfterKillHasNoDuplicatesAndEveryRow) {
 TEST_F(BenchStore, LimitStopsAndResumes) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   for (int round = 0; round < 10; ++round) {
-    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    ResultsStore store(path("f.csv"), {}, false);
     run_sweep(cfg.points, store, fake_result, nullptr, 5);
   }
   const auto t = read_csv(path("f.csv"));
   EXPECT_EQ(t.rows.size(), cfg.points.size());
-  const auto keys = keys_of(t);
+  const auto keys = row_keys(t);
   EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), cfg.points.size());
 }
 
 TEST_F(BenchStore, FreshStartsOverAndSchemaMismatchIsAnError) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
-    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    ResultsStore store(path("f.csv"), {}, false);
     run_sweep(cfg.points, store, fake_result, nullptr, 3);
   }
   {
-    ResultsStore store(path("f.csv"), path("f.json"), {}, true);
+    ResultsStore store(path("f.csv"), {}, true);
     EXPECT_EQ(store.size(), 0u);
   }
   {
     std::ofstream out(path("other.csv"));
     out << "a,b\n1,2\n";
   }
-  EXPECT_THROW(ResultsStore(path("other.csv"), path("other.json"), {}, false), std::runtime_error);
+  EXPECT_THROW(ResultsStore(path("other.csv"), {}, false), std::runtime_error);
 }
 
 TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
-    ResultsStore whole(path("whole.csv"), path("whole.json"), {}, false);
+    ResultsStore whole(path("whole.csv"), {}, false);
     run_sweep(cfg.points, whole, fake_result, nullptr);
   }
   std::vector<std::string> shards;
@@ -178,7 +174,7 @@ TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
     const auto pts = select_shard(cfg.points, {k, 3});
     covered += pts.size();
     const std::string f = path("s" + std::to_string(k) + ".csv");
-    ResultsStore s(f, json_sibling(f), {{"shard", k}}, false);
+    ResultsStore s(f, {{"shard", k}}, false);
     run_sweep(pts, s, fake_result, nullptr);
     shards.push_back(f);
   }
@@ -197,7 +193,7 @@ TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
 TEST_F(BenchStore, CsvAndJsonSchema) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
-    ResultsStore store(path("f.csv"), path("f.json"), {{"gpu", "none"}, {"config_hash", "fnv1a64:0"}}, false);
+    ResultsStore store(path("f.csv"), {{"gpu", "none"}, {"config_hash", "fnv1a64:0"}}, false);
     run_sweep(cfg.points, store, fake_result, nullptr);
   }
   const auto t = read_csv(path("f.csv"));
@@ -250,7 +246,7 @@ TEST(BenchSweep, ParseShard) {
 TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
-    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    ResultsStore store(path("f.csv"), {}, false);
     run_sweep(cfg.points, store, fake_result, nullptr, 4);
   }
   Table t = read_csv(path("f.csv"));
@@ -264,7 +260,7 @@ TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
   t.rows.push_back(bogus);
   write_csv(path("f.csv"), t);
 
-  ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+  ResultsStore store(path("f.csv"), {}, false);
   ASSERT_EQ(store.repairs().size(), 4u);
   EXPECT_NE(store.repairs()[0].find("line 3: column 'time_ms_median' is 'notanumber', expected a number"),
             std::string::npos)
@@ -283,7 +279,7 @@ TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
   run_sweep(cfg.points, store, fake_result, nullptr);
   const Table done = read_csv(path("f.csv"));
   EXPECT_EQ(done.rows.size(), cfg.points.size());
-  const auto done_keys = keys_of(done);
+  const auto done_keys = row_keys(done);
   EXPECT_EQ(std::set<std::string>(done_keys.begin(), done_keys.end()).size(), cfg.points.size());
 }
 
@@ -292,13 +288,13 @@ TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
 TEST_F(BenchStore, TruncatedJsonKeepsEarlierRuns) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   for (int run = 1; run <= 2; ++run) {
-    ResultsStore store(path("f.csv"), path("f.json"), {{"run", run}}, false);
+    ResultsStore store(path("f.csv"), {{"run", run}}, false);
     run_sweep(cfg.points, store, fake_result, nullptr, 3);
   }
   const std::string full = read_file(path("f.json"));
   write_file_atomic(path("f.json"), full.substr(0, full.size() / 2));
   {
-    ResultsStore store(path("f.csv"), path("f.json"), {{"run", 3}}, false);
+    ResultsStore store(path("f.csv"), {{"run", 3}}, false);
     run_sweep(cfg.points, store, fake_result, nullptr);
   }
   const auto j = nlohmann::json::parse(read_file(path("f.json")));
@@ -308,7 +304,7 @@ TEST_F(BenchStore, TruncatedJsonKeepsEarlierRuns) {
   EXPECT_EQ(j["rows"].size(), cfg.points.size());
   // Files from before the log: the runs come from the JSON, and the log starts from them.
   fs::remove(path("f.runs.jsonl"));
-  { ResultsStore store(path("f.csv"), path("f.json"), {{"run", 4}}, false); }
+  { ResultsStore store(path("f.csv"), {{"run", 4}}, false); }
   EXPECT_EQ(load_runs(path("f.csv")).size(), 4u);
   // A log line torn by a kill is skipped, the others kept.
   std::ofstream(path("f.runs.jsonl"), std::ios::app) << "{\"run\": 5, \"da";
@@ -323,7 +319,7 @@ TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    ResultsStore store(path("f.csv"), {}, false);
     (void)!::write(ready[1], "x", 1);
     ::pause();
     ::_exit(0);
@@ -331,7 +327,7 @@ TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
   char c = 0;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
   try {
-    ResultsStore second(path("f.csv"), path("f.json"), {}, false);
+    ResultsStore second(path("f.csv"), {}, false);
     ADD_FAILURE() << "a second writer was let in";
   } catch (const LockHeld& e) {
     const std::string what = e.what();
@@ -342,7 +338,7 @@ TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
-  EXPECT_NO_THROW(ResultsStore(path("f.csv"), path("f.json"), {}, false));
+  EXPECT_NO_THROW(ResultsStore(path("f.csv"), {}, false));
   ::close(ready[0]);
   ::close(ready[1]);
 }
@@ -351,14 +347,14 @@ TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
 TEST_F(BenchStore, LegacyFileGainsTheGpuColumn) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
-    ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+    ResultsStore store(path("f.csv"), {}, false);
     run_sweep(cfg.points, store, fake_result, nullptr, 2);
   }
   Table t = read_csv(path("f.csv"));
   t.header.pop_back();
   for (auto& r : t.rows) r.pop_back();
   write_csv(path("f.csv"), t);
-  ResultsStore store(path("f.csv"), path("f.json"), {}, false);
+  ResultsStore store(path("f.csv"), {}, false);
   EXPECT_EQ(store.resumed_rows(), 2u);
   EXPECT_TRUE(store.repairs().empty());
   EXPECT_EQ(read_csv(path("f.csv")).header, result_columns());

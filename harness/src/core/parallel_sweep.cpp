@@ -80,8 +80,7 @@ std::vector<std::string> parse_gpu_list(const std::string& text) {
 ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   if (s.gpus.empty()) throw std::invalid_argument("--gpus: no GPU to run on");
   const fs::path dir = fs::path(s.csv).parent_path();
-  if (!dir.empty()) fs::create_directories(dir);
-  const OutputLock lock(lock_path(s.csv), s.csv);
+  const OutputLock lock(lock_path(s.csv), s.csv);  // creates dir
   const fs::path work = dir / (s.name + ".workers");
   ParallelOutcome out;
   if (s.fresh) {
@@ -102,10 +101,13 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
 
   // Deal the merged rows back to the shards that own their points, so each worker resumes.
   const size_t n = s.gpus.size();
-  std::map<std::string, size_t> shard_of;  // point key -> shard (0-based)
-  for (const auto& p : s.points) shard_of[point_key(p)] = static_cast<size_t>(p.index) % n;
+  std::map<std::string, size_t> shard_of;  // point key -> shard (0-based), by the workers' own rule
   std::vector<std::string> shard_csv;
-  for (size_t k = 0; k < n; ++k) shard_csv.push_back((work / (shard_stem(s.name, Shard{static_cast<int>(k + 1), static_cast<int>(n)}) + ".csv")).string());
+  for (size_t k = 0; k < n; ++k) {
+    const Shard shard{static_cast<int>(k + 1), static_cast<int>(n)};
+    for (const auto& p : select_shard(s.points, shard)) shard_of[point_key(p)] = k;
+    shard_csv.push_back((work / (shard_stem(s.name, shard) + ".csv")).string());
+  }
   if (fs::exists(s.csv)) {
     const Table merged = read_results_repairing(s.csv, &out.repairs);
     std::vector<Table> dealt(n, Table{merged.header, {}});

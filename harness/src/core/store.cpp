@@ -92,10 +92,8 @@ Table read_results_repairing(const std::string& csv_path, std::vector<std::strin
   return checked.kept;
 }
 
-ResultsStore::ResultsStore(std::string csv_path, std::string json_path, nlohmann::json run_metadata, bool fresh)
-    : csv_path_(std::move(csv_path)), json_path_(std::move(json_path)) {
-  const auto parent = fs::path(csv_path_).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
+ResultsStore::ResultsStore(std::string csv_path, nlohmann::json run_metadata, bool fresh)
+    : csv_path_(std::move(csv_path)), json_path_(json_sibling(csv_path_)) {
   lock_ = std::make_unique<OutputLock>(lock_path(csv_path_), csv_path_);
   const bool exists = fs::exists(csv_path_) && fs::file_size(csv_path_) > 0;
   if (exists && !fresh) {

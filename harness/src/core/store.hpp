@@ -38,7 +38,7 @@ class ResultsStore {
   // Locks csv_path (see lock.hpp), then opens it, creating it with the header or resuming from its
   // rows (a partial last line left by a killed run is cut off; bad rows are set aside). `fresh`
   // starts over. Throws LockHeld when another process writes it.
-  ResultsStore(std::string csv_path, std::string json_path, nlohmann::json run_metadata, bool fresh);
+  ResultsStore(std::string csv_path, nlohmann::json run_metadata, bool fresh);  // JSON: json_sibling(csv_path)
 
   bool has(const std::string& key) const { return keys_.count(key) != 0; }
   size_t size() const { return table_.rows.size(); }

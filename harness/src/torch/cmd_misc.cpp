@@ -17,7 +17,7 @@ void register_merge(CLI::App& app) {
   static std::vector<std::string> inputs;
   static std::string out;
   cmd->add_option("inputs", inputs, "Result CSVs")->required()->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", out, "Merged CSV (its .json sibling is written when every input has one)")->required();
+  cmd->add_option("-o,--output", out, "Merged CSV (its .json sibling and runs log are written beside it)")->required();
   cmd->callback([] {
     const OutputLock lock(lock_path(out), out);
     std::vector<std::string> repairs;

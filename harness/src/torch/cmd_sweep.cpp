@@ -66,6 +66,15 @@ void add_sweep_options(CLI::App* app, SweepArgs& a) {
 
 namespace {
 
+// --strict: any row failed or error.
+bool has_failures(const Table& t) {
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    const auto& d = t.at(r, "disposition");
+    if (d == disposition::failed || d == disposition::error) return true;
+  }
+  return false;
+}
+
 // The GPUs --gpus names, as CUDA_VISIBLE_DEVICES entries (this process's own list applied).
 std::vector<std::string> resolve_gpus(const std::string& text) {
   int count = 0;
@@ -91,8 +100,8 @@ std::vector<std::string> resolve_gpus(const std::string& text) {
   return ids;
 }
 
-int run_on_gpus(const SweepArgs& a, const SweepConfig& cfg, const std::vector<std::string>& gpus) {
-  const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
+int run_on_gpus(const SweepArgs& a, const SweepConfig& cfg, const std::vector<std::string>& gpus,
+                const std::string& dir) {
   ParallelSweep s;
   s.exe = std::filesystem::read_symlink("/proc/self/exe").string();
   s.worker_args = {"sweep", a.config, "--no-table"};
@@ -118,11 +127,7 @@ int run_on_gpus(const SweepArgs& a, const SweepConfig& cfg, const std::vector<st
   if (!a.no_table) std::cout << "\n" << format_results_summary(merged);
   std::cout << "\nsdtw-bench: wrote " << s.csv << " (" << o.rows << " rows)" << std::endl;
   if (status != 0) std::cerr << "sdtw-bench: a worker failed: its unfinished points run when the same command is run again\n";
-  if (a.strict)
-    for (size_t r = 0; r < merged.rows.size(); ++r) {
-      const auto& d = merged.at(r, "disposition");
-      if (d == disposition::failed || d == disposition::error) status = 1;
-    }
+  if (a.strict && has_failures(merged)) status = 1;
   return status;
 }
 
@@ -158,11 +163,11 @@ int run_sweep_command(const SweepArgs& a) {
     std::cout << points.size() << " points\n";
     return 0;
   }
-  if (!gpus.empty()) return run_on_gpus(a, cfg, gpus);
   const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
+  if (!gpus.empty()) return run_on_gpus(a, cfg, gpus, dir);
   const std::string stem = shard_stem(cfg.name, shard);
   const std::string csv = (std::filesystem::path(dir) / (stem + ".csv")).string();
-  const std::string json = (std::filesystem::path(dir) / (stem + ".json")).string();
+  const std::string json = json_sibling(csv);
 
   nlohmann::json meta = device_metadata();
   const nlohmann::json host = host_metadata();
@@ -186,7 +191,7 @@ int run_sweep_command(const SweepArgs& a) {
       "events (GPU) or steady_clock (CPU); median/min/max ms; peak_mb = CUDA caching allocator peak allocated bytes "
       "(MiB) over the timed steps after resetPeakStats";
 
-  ResultsStore store(csv, json, meta, a.fresh);
+  ResultsStore store(csv, meta, a.fresh);
   for (const auto& r : store.repairs()) std::cerr << "sdtw-bench: " << r << "\n";
   size_t todo = 0;
   double weight = 0;
@@ -217,12 +222,7 @@ int run_sweep_command(const SweepArgs& a) {
   std::cout << "\nsdtw-bench: ran " << summary.ran << ", skipped " << summary.skipped << " (already in the file)";
   for (const auto& [d, n] : summary.dispositions) std::cout << ", " << d << " " << n;
   std::cout << "\nsdtw-bench: wrote " << csv << " and " << json << std::endl;
-  if (a.strict) {
-    for (size_t r = 0; r < store.table().rows.size(); ++r) {
-      const auto& d = store.table().at(r, "disposition");
-      if (d == disposition::failed || d == disposition::error) return 1;
-    }
-  }
+  if (a.strict && has_failures(store.table())) return 1;
   return 0;
 }
 
