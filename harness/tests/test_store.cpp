@@ -359,3 +359,26 @@ TEST_F(BenchStore, LegacyFileGainsTheGpuColumn) {
   EXPECT_TRUE(store.repairs().empty());
   EXPECT_EQ(read_csv(path("f.csv")).header, result_columns());
 }
+
+// merge reads its inputs and never rewrites them (a sweep may still be writing one); their bad
+// rows are set aside beside the output, which merge has locked.
+TEST_F(BenchStore, MergeLeavesInputsAsTheyAreAndSetsBadRowsAsideBesideTheOutput) {
+  const auto cfg = parse_config(kSweep, "fake.yaml");
+  {
+    ResultsStore store(path("in.csv"), {}, false);
+    run_sweep(cfg.points, store, fake_result, nullptr, 3);
+  }
+  Table t = read_csv(path("in.csv"));
+  t.rows.push_back(t.rows[0]);  // a duplicate
+  write_csv(path("in.csv"), t);
+  const std::string before = read_file(path("in.csv")) + "torn,partial";  // and a torn last line
+  std::ofstream(path("in.csv"), std::ios::trunc) << before;
+  std::vector<std::string> repairs;
+  EXPECT_EQ(merge_files({path("in.csv")}, path("out/all.csv"), &repairs), 3u);
+  EXPECT_EQ(read_file(path("in.csv")), before);
+  EXPECT_FALSE(fs::exists(path("in.rejected.csv")));
+  ASSERT_EQ(repairs.size(), 1u);
+  EXPECT_NE(repairs[0].find("the same point as line 2"), std::string::npos) << repairs[0];
+  EXPECT_EQ(read_csv(path("out/all.rejected.csv")).rows.size(), 1u);
+  EXPECT_EQ(read_csv(path("out/all.csv")).rows.size(), 3u);
+}

@@ -41,14 +41,18 @@ size_t merge_files(const std::vector<std::string>& inputs, const std::string& ou
   std::vector<Table> tables;
   nlohmann::json runs = nlohmann::json::array();
   std::set<std::string> seen_runs;  // the output itself may be an input (a resumed --gpus sweep)
+  const auto parent = fs::path(out).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
   for (const auto& in : inputs) {
-    tables.push_back(read_results_repairing(in, repairs));
+    // Inputs are read, never rewritten (they may belong to a sweep still writing them); their bad
+    // rows are set aside beside the output, which the caller has locked.
+    const CheckedResults c = read_results_checked(in);
+    set_aside(c, in, out, repairs);
+    tables.push_back(c.rows.kept);
     for (const auto& r : load_runs(in))
       if (seen_runs.insert(r.dump()).second) runs.push_back(r);
   }
   const Table merged = merge_tables(tables);
-  const auto parent = fs::path(out).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
   write_csv(out, merged);
   write_runs_log(out, runs);
   write_file_atomic(json_sibling(out), results_json(merged, runs).dump(1) + "\n");

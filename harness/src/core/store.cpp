@@ -68,28 +68,38 @@ void write_runs_log(const std::string& csv_path, const nlohmann::json& runs) {
   write_file_atomic(runs_log_path(csv_path), text);
 }
 
-Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs) {
+CheckedResults read_results_checked(const std::string& csv_path) {
   const std::string text = read_file(csv_path);
   Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
   const bool upgraded = raw.header.size() + 1 == result_columns().size();
   upgrade_legacy_columns(raw);
   if (raw.header != result_columns())
     throw std::runtime_error(csv_path + ": existing file has a different column schema; move it away or pass --fresh");
-  CheckedRows checked = check_rows(raw);
-  if (!checked.rejected.rows.empty()) {
-    // Appended to what earlier repairs set aside, so nothing is ever lost.
-    const auto rej = rejected_path(csv_path);
-    Table all = fs::exists(rej) ? read_csv(rej) : Table{checked.rejected.header, {}};
-    if (all.header != checked.rejected.header)
-      throw std::runtime_error(rej + ": unexpected columns; move it away so bad rows can be set aside there");
-    all.rows.insert(all.rows.end(), checked.rejected.rows.begin(), checked.rejected.rows.end());
-    write_csv(rej, all);
-    if (repairs)
-      for (const auto& r : checked.reasons) repairs->push_back(csv_path + ": " + r + "; set aside in " + rej);
-  }
+  CheckedResults c{check_rows(raw), false};
   const bool torn = !text.empty() && text.back() != '\n';
-  if (torn || upgraded || !checked.rejected.rows.empty()) write_csv(csv_path, checked.kept);
-  return checked.kept;
+  c.stale = torn || upgraded || !c.rows.rejected.rows.empty();
+  return c;
+}
+
+void set_aside(const CheckedResults& c, const std::string& from, const std::string& beside,
+               std::vector<std::string>* repairs) {
+  if (c.rows.rejected.rows.empty()) return;
+  // Appended to what earlier repairs set aside, so nothing is ever lost.
+  const auto rej = rejected_path(beside);
+  Table all = fs::exists(rej) ? read_csv(rej) : Table{c.rows.rejected.header, {}};
+  if (all.header != c.rows.rejected.header)
+    throw std::runtime_error(rej + ": unexpected columns; move it away so bad rows can be set aside there");
+  all.rows.insert(all.rows.end(), c.rows.rejected.rows.begin(), c.rows.rejected.rows.end());
+  write_csv(rej, all);
+  if (repairs)
+    for (const auto& r : c.rows.reasons) repairs->push_back(from + ": " + r + "; set aside in " + rej);
+}
+
+Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs) {
+  const CheckedResults c = read_results_checked(csv_path);
+  set_aside(c, csv_path, csv_path, repairs);
+  if (c.stale) write_csv(csv_path, c.rows.kept);
+  return c.rows.kept;
 }
 
 ResultsStore::ResultsStore(std::string csv_path, nlohmann::json run_metadata, bool fresh)

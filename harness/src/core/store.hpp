@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "csv.hpp"
+#include "row_check.hpp"
 #include "lock.hpp"
 #include "row.hpp"
 
@@ -28,9 +29,19 @@ nlohmann::json load_runs(const std::string& csv_path);
 // Writes the whole log (after a merge, or to start one from older JSON runs).
 void write_runs_log(const std::string& csv_path, const nlohmann::json& runs);
 
-// Reads a results CSV for resume or merge: the legacy header upgraded, invalid and duplicated
-// rows set aside into rejected_path(csv) with their reasons (returned), the CSV rewritten without
-// them. Throws when the header is not the results header.
+// A results CSV read and checked, the file left as it is: the legacy header upgraded, invalid and
+// duplicated rows apart; `stale` when the file differs from `rows.kept` (torn tail, legacy header,
+// rows set apart). Throws when the header is not the results header.
+struct CheckedResults {
+  CheckedRows rows;
+  bool stale = false;
+};
+CheckedResults read_results_checked(const std::string& csv_path);
+// Appends the rows set apart to rejected_path(beside), each reason (naming `from`) to repairs.
+void set_aside(const CheckedResults& c, const std::string& from, const std::string& beside,
+               std::vector<std::string>* repairs);
+// For the writer that holds csv_path's lock (resume): read_results_checked, the bad rows set aside
+// beside it and the CSV rewritten without them.
 Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs);
 
 class ResultsStore {
