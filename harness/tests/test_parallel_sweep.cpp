@@ -47,7 +47,7 @@ TEST_F(BenchParallel, WorkersMergeToTheRowsOfOneSweep) {
   const ParallelOutcome o = run_parallel_sweep(ci_sweep(p("par"), kExe, gpus));
   ASSERT_EQ(o.workers.size(), 3u);
   for (const auto& w : o.workers) EXPECT_EQ(w.status, 0) << read_file(w.log);
-  EXPECT_EQ(o.rows, whole.rows.size());
+  EXPECT_EQ(o.merged.rows.size(), whole.rows.size());
   const Table merged = read_csv(p("par/ci.csv"));
   EXPECT_EQ(row_keys(merged), row_keys(whole));
   for (size_t r = 0; r < merged.rows.size(); ++r) {
@@ -71,7 +71,7 @@ TEST_F(BenchParallel, OneWorkerGivesTheRowsOfOneSweep) {
   const ParallelOutcome o = run_parallel_sweep(ci_sweep(p("one"), kExe, {"0"}));
   ASSERT_EQ(o.workers.size(), 1u);
   EXPECT_EQ(o.workers[0].status, 0) << read_file(o.workers[0].log);
-  EXPECT_EQ(o.rows, whole.rows.size());
+  EXPECT_EQ(o.merged.rows.size(), whole.rows.size());
   EXPECT_EQ(row_keys(read_csv(p("one/ci.csv"))), row_keys(whole));
   EXPECT_FALSE(fs::exists(p("one/ci.workers")));
 }
@@ -89,7 +89,7 @@ TEST_F(BenchParallel, DeadWorkerPointsRunOnResume) {
   EXPECT_EQ(first.workers[1].status, 137);
   EXPECT_TRUE(fs::exists(first.workers[1].log));  // kept for diagnosis
   const size_t shard2 = total / 2;                 // odd indices
-  EXPECT_EQ(first.rows, total - shard2 + 1);
+  EXPECT_EQ(first.merged.rows.size(), total - shard2 + 1);
   const Table partial = read_csv(p("par/ci.csv"));
   // Resume: only the dead worker's remaining points run; the rows already merged stay as they are.
   const ParallelOutcome second = run_parallel_sweep(ci_sweep(p("par"), kExe, {"0", "1"}));

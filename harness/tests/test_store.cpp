@@ -180,7 +180,7 @@ TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
   }
   EXPECT_EQ(covered, cfg.points.size());
   shards.push_back(shards.front());  // a file named twice adds nothing, neither rows nor runs
-  EXPECT_EQ(merge_files(shards, path("merged/all.csv")), cfg.points.size());
+  EXPECT_EQ(merge_files(shards, path("merged/all.csv")).rows.size(), cfg.points.size());
   const auto merged = read_csv(path("merged/all.csv"));
   const auto whole = read_csv(path("whole.csv"));
   EXPECT_EQ(merged.header, whole.header);
@@ -374,7 +374,7 @@ TEST_F(BenchStore, MergeLeavesInputsAsTheyAreAndSetsBadRowsAsideBesideTheOutput)
   const std::string before = read_file(path("in.csv")) + "torn,partial";  // and a torn last line
   std::ofstream(path("in.csv"), std::ios::trunc) << before;
   std::vector<std::string> repairs;
-  EXPECT_EQ(merge_files({path("in.csv")}, path("out/all.csv"), &repairs), 3u);
+  EXPECT_EQ(merge_files({path("in.csv")}, path("out/all.csv"), &repairs).rows.size(), 3u);
   EXPECT_EQ(read_file(path("in.csv")), before);
   EXPECT_FALSE(fs::exists(path("in.rejected.csv")));
   ASSERT_EQ(repairs.size(), 1u);

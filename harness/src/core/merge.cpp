@@ -36,7 +36,7 @@ Table merge_tables(const std::vector<Table>& inputs) {
   return out;
 }
 
-size_t merge_files(const std::vector<std::string>& inputs, const std::string& out, std::vector<std::string>* repairs) {
+Table merge_files(const std::vector<std::string>& inputs, const std::string& out, std::vector<std::string>* repairs) {
   namespace fs = std::filesystem;
   std::vector<Table> tables;
   nlohmann::json runs = nlohmann::json::array();
@@ -56,7 +56,7 @@ size_t merge_files(const std::vector<std::string>& inputs, const std::string& ou
   write_csv(out, merged);
   write_runs_log(out, runs);
   write_file_atomic(json_sibling(out), results_json(merged, runs).dump(1) + "\n");
-  return merged.rows.size();
+  return merged;
 }
 
 }  // namespace sdtw::bench

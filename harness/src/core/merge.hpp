@@ -10,10 +10,10 @@
 namespace sdtw::bench {
 
 Table merge_tables(const std::vector<Table>& inputs);
-// Reads the CSVs (bad rows set aside as on resume, each one reported in `repairs`), writes `out`,
-// its JSON sibling and its runs log with every input's runs. The caller holds out's lock.
-// Returns the number of rows written.
-size_t merge_files(const std::vector<std::string>& inputs, const std::string& out,
+// Reads the CSVs without rewriting them (bad rows set aside beside `out`, each one reported in
+// `repairs`), writes `out`, its JSON sibling and its runs log with every input's runs. The caller
+// holds out's lock. Returns the rows written.
+Table merge_files(const std::vector<std::string>& inputs, const std::string& out,
                    std::vector<std::string>* repairs = nullptr);
 
 }  // namespace sdtw::bench

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -88,13 +89,14 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
     for (const auto& f : {s.csv, json_sibling(s.csv), runs_log_path(s.csv)}) fs::remove(f);
   }
   // Leftovers of a run that was killed before its merge: merged first, so nothing is lost.
+  std::optional<Table> before;  // the merged file's rows, once read
   if (fs::exists(work)) {
     std::vector<std::string> inputs;
     if (fs::exists(s.csv)) inputs.push_back(s.csv);
     for (const auto& e : fs::directory_iterator(work))
       if (e.path().extension() == ".csv" && e.path().string().find(".rejected.") == std::string::npos)
         inputs.push_back(e.path().string());
-    if (inputs.size() > (fs::exists(s.csv) ? 1u : 0u)) merge_files(inputs, s.csv, &out.repairs);
+    if (inputs.size() > (fs::exists(s.csv) ? 1u : 0u)) before = merge_files(inputs, s.csv, &out.repairs);
     fs::remove_all(work);
   }
   fs::create_directories(work);
@@ -108,8 +110,9 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
     for (const auto& p : select_shard(s.points, shard)) shard_of[point_key(p)] = k;
     shard_csv.push_back((work / (shard_stem(s.name, shard) + ".csv")).string());
   }
-  if (fs::exists(s.csv)) {
-    const Table merged = read_results_repairing(s.csv, &out.repairs);
+  if (!before && fs::exists(s.csv)) before = read_results_repairing(s.csv, &out.repairs);
+  if (before) {
+    const Table& merged = *before;
     std::vector<Table> dealt(n, Table{merged.header, {}});
     for (size_t r = 0; r < merged.rows.size(); ++r) {
       const auto it = shard_of.find(row_key(merged, r));
@@ -142,7 +145,7 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   for (const auto& c : shard_csv)
     if (fs::exists(c)) inputs.push_back(c);
   if (fs::exists(s.csv)) inputs.push_back(s.csv);
-  if (!inputs.empty()) out.rows = merge_files(inputs, s.csv, &out.repairs);
+  if (!inputs.empty()) out.merged = merge_files(inputs, s.csv, &out.repairs);
   for (const auto& c : shard_csv) remove_result_files(c);
   bool all_ok = true;
   for (const auto& w : out.workers) all_ok = all_ok && w.status == 0;

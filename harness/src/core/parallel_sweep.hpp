@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "csv.hpp"
 #include "point.hpp"
 
 namespace sdtw::bench {
@@ -27,7 +28,7 @@ struct WorkerOutcome {
 };
 
 struct ParallelOutcome {
-  size_t rows = 0;                       // in the merged file
+  Table merged;                          // the merged file's rows
   std::vector<WorkerOutcome> workers;
   std::vector<std::string> repairs;      // rows set aside while merging (row_check.hpp)
 };

@@ -21,7 +21,7 @@ void register_merge(CLI::App& app) {
   cmd->callback([] {
     const OutputLock lock(lock_path(out), out);
     std::vector<std::string> repairs;
-    const size_t n = merge_files(inputs, out, &repairs);
+    const size_t n = merge_files(inputs, out, &repairs).rows.size();
     for (const auto& r : repairs) std::cerr << "sdtw-bench: " << r << "\n";
     std::cout << "sdtw-bench: merged " << inputs.size() << " files into " << out << " (" << n << " rows)\n";
   });

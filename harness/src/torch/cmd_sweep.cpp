@@ -123,9 +123,9 @@ int run_on_gpus(const SweepArgs& a, const SweepConfig& cfg, const std::vector<st
               << "\n";
     if (w.status != 0) status = 1;
   }
-  const Table merged = std::filesystem::exists(s.csv) ? read_csv(s.csv) : Table{};
+  const Table& merged = o.merged;
   if (!a.no_table) std::cout << "\n" << format_results_summary(merged);
-  std::cout << "\nsdtw-bench: wrote " << s.csv << " (" << o.rows << " rows)" << std::endl;
+  std::cout << "\nsdtw-bench: wrote " << s.csv << " (" << merged.rows.size() << " rows)" << std::endl;
   if (status != 0) std::cerr << "sdtw-bench: a worker failed: its unfinished points run when the same command is run again\n";
   if (a.strict && has_failures(merged)) status = 1;
   return status;
