@@ -255,6 +255,7 @@ class Results:
         self.sweep = load_sweep(sweep_csv)
         self.setting, self.square = sweep_setting(self.sweep)
         self.ours = sweep_points(self.square, self.meta["gpu"])
+        self.accuracy_csv = Path(accuracy_csv) if accuracy_csv else None
         self.accuracy = load_accuracy(accuracy_csv) if accuracy_csv else None
         pub = Path(published_dir) if published_dir else None
         peer_files = [pub / "h100-peers-seed-grid.csv", pub / "h100-peers-more.csv"] if pub else []
@@ -263,7 +264,8 @@ class Results:
         self.peers = peer_points(peer_files, self.peer_gpu) if peer_files else pd.DataFrame(columns=POINT_COLUMNS)
         table = pub / "published-sdtw-cuda-torch.csv" if pub else None
         self.published = published_points(table) if table and table.exists() else pd.DataFrame(columns=POINT_COLUMNS)
-        acc = pub / "peers-grad-accuracy.csv" if pub else None
+        self.peer_accuracy_csv = pub / "peers-grad-accuracy.csv" if pub else None
+        acc = self.peer_accuracy_csv
         self.peer_accuracy = load_peer_accuracy(acc) if acc and acc.exists() else None
         self.originals_csv = Path(originals_csv) if originals_csv else None
         self.originals_meta, self.originals_rows = None, None
