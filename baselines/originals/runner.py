@@ -119,13 +119,15 @@ class Job:
         with open(log_path, "w") as log:
             proc = subprocess.Popen([sys.executable, "-m", "baselines.originals.child", str(stem) + ".json"],
                                     stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT, start_new_session=True)
-            timed_out, seen, started_at = None, 0, None
+            timed_out, seen_bytes, started_at = None, 0, None
             while proc.poll() is None:
                 time.sleep(0.1)
-                events = _events(events_path)
-                if len(events) != seen:
-                    seen, last = len(events), events[-1]
-                    started_at = time.monotonic() if last["event"] == "start" else None
+                size = events_path.stat().st_size if events_path.exists() else 0
+                if size != seen_bytes:  # parsed again only when the child has written an event
+                    seen_bytes, events = size, _events(events_path)
+                    if events:
+                        last = events[-1]
+                        started_at = time.monotonic() if last["event"] == "start" else None
                 if started_at and time.monotonic() - started_at > self.settings["point_timeout"]:
                     timed_out = last["index"]
                     os.killpg(proc.pid, signal.SIGKILL)  # the child's own session: it and anything it started
