@@ -1,6 +1,7 @@
 #include "parallel_sweep.hpp"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -32,6 +33,16 @@ namespace {
 // Every file a store leaves beside a CSV.
 void remove_result_files(const std::string& csv) {
   for (const auto& f : {csv, json_sibling(csv), runs_log_path(csv), lock_path(csv)}) fs::remove(f);
+}
+
+// Not std::filesystem::remove_all: libtorch.so exports its own copy of it, which the dynamic
+// linker binds in place of libstdc++'s, and on the GPU machine that copy calls a null pointer.
+void remove_tree(const fs::path& dir) {
+  const auto remove_one = [](const char* path, const struct stat*, int, struct FTW*) {
+    ::remove(path);  // a file that stays is no reason to keep the others
+    return 0;
+  };
+  ::nftw(dir.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 // posix_spawn, not fork: the parent may hold CUDA and torch threads, and a fork runs every
@@ -85,7 +96,7 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   const fs::path work = dir / (s.name + ".workers");
   ParallelOutcome out;
   if (s.fresh) {
-    fs::remove_all(work);
+    remove_tree(work);
     for (const auto& f : {s.csv, json_sibling(s.csv), runs_log_path(s.csv)}) fs::remove(f);
   }
   // Leftovers of a run that was killed before its merge: merged first, so nothing is lost.
@@ -97,7 +108,7 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
       if (e.path().extension() == ".csv" && e.path().string().find(".rejected.") == std::string::npos)
         inputs.push_back(e.path().string());
     if (inputs.size() > (fs::exists(s.csv) ? 1u : 0u)) before = merge_files(inputs, s.csv, &out.repairs);
-    fs::remove_all(work);
+    remove_tree(work);
   }
   fs::create_directories(work);
 
@@ -149,7 +160,7 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   for (const auto& c : shard_csv) remove_result_files(c);
   bool all_ok = true;
   for (const auto& w : out.workers) all_ok = all_ok && w.status == 0;
-  if (all_ok) fs::remove_all(work);
+  if (all_ok) remove_tree(work);
   return out;
 }
 
