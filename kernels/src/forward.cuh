@@ -96,7 +96,9 @@ __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T
   }
 }
 
-template <typename T, typename Cost>
+// kSaveState = false: values alone (a.state is null). Each chunk's costs then go straight to the
+// tile before its steps, as there is no strip-sized place to stage them in.
+template <typename T, typename Cost, bool kSaveState = true>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
@@ -127,7 +129,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     double* ring_out = a.ring + strip.slot * s.m;
     const double* ring_in = a.ring + strip.previous * s.m;
     int* above_progress = s.progress + ticket - 1;
-    auto* st = a.state + state_index(ticket, s.m, 0, lane);
+    auto* st = kSaveState ? a.state + state_index(ticket, s.m, 0, lane) : nullptr;
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
     const int j_end = row_ok ? cols : 0;
@@ -139,18 +141,28 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
     int known_above = 0;
-    stage_costs(cost, scratch[warp], tiles[warp], b, row0, rows, cols, st);
+    if constexpr (kSaveState) stage_costs(cost, scratch[warp], tiles[warp], b, row0, rows, cols, st);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
       auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
-      // The chunk's costs go from its state words (this lane's own) to where its steps read them:
-      // shared memory, since 32 more registers live across the chain would spill.
-      T chunk_cost[kWarp];
+      if constexpr (kSaveState) {
+        // The chunk's costs go from its state words (this lane's own) to where its steps read them:
+        // shared memory, since 32 more registers live across the chain would spill.
+        T chunk_cost[kWarp];
 #pragma unroll
-      for (int step = 0; step < kWarp; ++step)
-        chunk_cost[step] = t0 + step < last_step ? State::held(chunk_state[step * kWarp]) : T(0);
+        for (int step = 0; step < kWarp; ++step)
+          chunk_cost[step] = t0 + step < last_step ? State::held(chunk_state[step * kWarp]) : T(0);
 #pragma unroll
-      for (int step = 0; step < kWarp; ++step) my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)] = chunk_cost[step];
+        for (int step = 0; step < kWarp; ++step) my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)] = chunk_cost[step];
+      } else if (t0 < cols) {
+        // Columns t0 .. t0 + 31 into this half of the tile ring; the steps read the other half's
+        // columns, written by the chunk before. A cell off the grid reads a stale cost, which
+        // only ever reaches the discarded side of a select.
+        T column[kWarp];
+        cost.column(b, row0, rows, t0 + lane < cols ? t0 + lane : cols - 1, scratch[warp], column);
+#pragma unroll
+        for (int r = 0; r < kWarp; ++r) tiles[warp][r][parity * kWarp + lane] = column[r];
+      }
       double border = inf;  // R(row0 - 1, t0 + lane)
       if (k > 0 && t0 < cols) {
         if (lane == 0) known_above = wait_for(above_progress, min(t0 + kWarp, cols), known_above);
@@ -185,7 +197,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         // cell is marked so that the backward gives the whole pair NaN.
         const bool end_overflows = step == value_step && !isfinite(static_cast<T>(r));
         const typename State::Word w = end_overflows ? State::poison() : live ? w_live : State::empty();
-        if (t < last_step) chunk_state[step * kWarp] = w;
+        if constexpr (kSaveState)
+          if (t < last_step) chunk_state[step * kWarp] = w;
         if (writes_ring && ((in_grid >> step) & 1u)) ring_out[j] = r;
         if (step == value_step) a.values[b] = static_cast<T>(r);
         left = r;

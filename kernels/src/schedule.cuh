@@ -25,13 +25,19 @@ struct Schedule {
   int64_t bandwidth;  // < 0: no band
   unsigned long long* ticket;
   int* progress;  // one per strip (batch * strips)
+  const int64_t* x_index = nullptr;  // pair b compares x[x_index[b]] with y[y_index[b]]; null: b
+  const int64_t* y_index = nullptr;
 
   static __device__ int64_t clamp_length(int64_t length, int64_t full) { return max(int64_t{1}, min(length, full)); }
   __device__ int64_t total() const { return batch * strips; }
   // Lengths fit in int, so the per-step index math stays 32-bit. Lengths on the device are not
   // validated (that would sync): out-of-range ones are clamped to [1, n] so memory stays in bounds.
-  __device__ int rows_of(int64_t b) const { return static_cast<int>(x_len ? clamp_length(x_len[b], n) : n); }
-  __device__ int cols_of(int64_t b) const { return static_cast<int>(y_len ? clamp_length(y_len[b], m) : m); }
+  __device__ int rows_of(int64_t b) const {
+    return static_cast<int>(x_len ? clamp_length(x_len[x_index ? x_index[b] : b], n) : n);
+  }
+  __device__ int cols_of(int64_t b) const {
+    return static_cast<int>(y_len ? clamp_length(y_len[y_index ? y_index[b] : b], m) : m);
+  }
   __device__ bool in_band(int i, int j) const { return bandwidth < 0 || abs(i - j) <= bandwidth; }
 };
 

@@ -25,17 +25,24 @@ void require(const void* ptr, const char* name) {
   if (!ptr) throw std::invalid_argument(std::string("sdtw::kernels: ") + name + " must not be null");
 }
 
+// save_state = false: the values-only layout, with no saved state.
 template <typename T>
-WorkspaceLayout layout_for(const Problem& p) {
+WorkspaceLayout layout_for(const Problem& p, bool save_state = true) {
   using C = typename CellState<T>::Compute;
   const std::size_t ring_column = sizeof(double) > 2 * sizeof(C) ? sizeof(double) : 2 * sizeof(C);
-  return detail::workspace_layout(p, sizeof(typename CellState<T>::Word), ring_column);
+  return detail::workspace_layout(p, save_state ? sizeof(typename CellState<T>::Word) : 0, ring_column);
+}
+
+void reject_pair_indices(const Problem& p) {
+  if (p.x_index || p.y_index)
+    throw std::invalid_argument("sdtw::kernels: pair indices (x_index, y_index) are for sqeuclidean_values only");
 }
 
 detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
   auto* base = static_cast<char*>(workspace);
   return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len, p.bandwidth,
-          reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress)};
+          reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress),
+          p.x_index, p.y_index};
 }
 
 // Resets the ticket and the progress counters: memset nodes, so graph replays start clean.
@@ -67,23 +74,24 @@ int grid_for(int64_t total_strips) {
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
-template <typename T, typename Cost>
+template <typename T, typename Cost, bool kSaveState = true>
 void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspace, cudaStream_t stream) {
   require(values, "values");
   require(workspace, "workspace");
-  const WorkspaceLayout w = layout_for<T>(p);
+  const WorkspaceLayout w = layout_for<T>(p, kSaveState);
   reset_scratch(w, workspace, stream);
   auto* base = static_cast<char*>(workspace);
   detail::ForwardArgs<T> args{schedule_for(p, w, workspace), p.gamma, values,
-                              reinterpret_cast<typename CellState<T>::Word*>(base + w.state),
+                              kSaveState ? reinterpret_cast<typename CellState<T>::Word*>(base + w.state) : nullptr,
                               reinterpret_cast<double*>(base + w.ring)};
-  constexpr auto kernel = detail::forward_kernel<T, Cost>;
+  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState>;
   kernel<<<grid_for<T, kernel>(p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
 }
 
 template <typename T>
 void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* workspace, cudaStream_t stream) {
+  reject_pair_indices(p);
   require(dvalues, "dvalues");
   require(workspace, "workspace");
   using C = typename CellState<T>::Compute;
@@ -118,9 +126,30 @@ std::size_t workspace_bytes(const Problem& problem) {
 }
 
 template <typename T>
+std::size_t values_workspace_bytes(const Problem& problem) {
+  return layout_for<T>(problem, false).total;
+}
+
+template <typename T>
 void cost_forward(const Problem& p, const T* D, T* values, void* workspace, cudaStream_t stream) {
+  reject_pair_indices(p);
   require(D, "D");
   launch_forward(p, PrecomputedCost<T>{D, p.n, p.m}, values, workspace, stream);
+}
+
+template <typename T>
+void cost_values(const Problem& p, const T* D, T* values, void* workspace, cudaStream_t stream) {
+  reject_pair_indices(p);
+  require(D, "D");
+  launch_forward<T, PrecomputedCost<T>, false>(p, PrecomputedCost<T>{D, p.n, p.m}, values, workspace, stream);
+}
+
+template <typename T>
+void sqeuclidean_values(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+  require(x, "x");
+  require(y, "y");
+  const SqEuclideanCost<T> cost{x, y, p.n, p.m, p.dim, p.x_index, p.y_index};
+  launch_forward<T, SqEuclideanCost<T>, false>(p, cost, values, workspace, stream);
 }
 
 template <typename T>
@@ -133,6 +162,7 @@ void cost_backward(const Problem& p, const T* dvalues, T* E, void* workspace, cu
 
 template <typename T>
 void sqeuclidean_forward(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+  reject_pair_indices(p);
   require(x, "x");
   require(y, "y");
   launch_forward(p, SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
@@ -182,6 +212,9 @@ void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream
 
 #define SDTW_INSTANTIATE(T)                                                                                   \
   template std::size_t workspace_bytes<T>(const Problem&);                                                    \
+  template std::size_t values_workspace_bytes<T>(const Problem&);                                             \
+  template void cost_values<T>(const Problem&, const T*, T*, void*, cudaStream_t);                            \
+  template void sqeuclidean_values<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);           \
   template void cost_forward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                           \
   template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                          \
   template void sqeuclidean_forward<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);          \

@@ -28,6 +28,14 @@ bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
   return false;
 }
 
+// Checked before Function::apply, which runs forward with grad mode off.
+bool gradient_wanted(std::initializer_list<at::Tensor> inputs) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const auto& t : inputs)
+    if (t.requires_grad()) return true;
+  return false;
+}
+
 void save_options(AutogradContext* ctx, double gamma, int64_t bandwidth) {
   ctx->saved_data["gamma"] = gamma;
   ctx->saved_data["bandwidth"] = bandwidth;
@@ -41,10 +49,8 @@ struct CostFunction : public torch::autograd::Function<CostFunction> {
                             const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
-    if (D.requires_grad()) {
-      ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-      save_options(ctx, gamma, bandwidth);
-    }
+    ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+    save_options(ctx, gamma, bandwidth);
     return values;
   }
 
@@ -66,10 +72,8 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
                             const c10::optional<at::Tensor>& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
-    if (x.requires_grad() || y.requires_grad()) {
-      ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-      save_options(ctx, gamma, bandwidth);
-    }
+    ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+    save_options(ctx, gamma, bandwidth);
     return values;
   }
 
@@ -90,16 +94,22 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
 at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t bandwidth,
                                   const c10::optional<at::Tensor>& x_lengths,
                                   const c10::optional<at::Tensor>& y_lengths) {
-  return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths);
+  if (gradient_wanted({D})) return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths);
+  // No gradient (torch.no_grad(), inputs that need none): the values alone, no state kept.
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return ops::soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths);
 }
 
 at::Tensor soft_dtw_sqeuclidean_autograd(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                          const c10::optional<at::Tensor>& x_lengths,
                                          const c10::optional<at::Tensor>& y_lengths) {
-  return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  if (gradient_wanted({x, y})) return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
 }
 
-// Below autograd (no gradient wanted, or inside a traced graph): the values alone.
+// Below autograd on the CPU (no gradient wanted, or inside a traced graph): the values alone;
+// CUDA has values-only kernels (ops_cuda.cpp).
 at::Tensor soft_dtw_cost_values(const at::Tensor& D, double gamma, int64_t bandwidth,
                                 const c10::optional<at::Tensor>& x_lengths,
                                 const c10::optional<at::Tensor>& y_lengths) {
@@ -120,7 +130,8 @@ TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_autograd));
   // The low-level operators have no gradient of their own: an error if one is asked of them, and
   // every backend (meta tensors included) reaches its kernel.
-  for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward"})
+  for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward",
+                           "pairwise_soft_dtw_sqeuclidean"})
     m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }
 
@@ -128,10 +139,3 @@ TORCH_LIBRARY_IMPL(sdtw, CPU, m) {
   m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_values));
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_values));
 }
-
-#ifdef SDTW_TORCH_WITH_CUDA
-TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
-  m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_values));
-  m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_values));
-}
-#endif

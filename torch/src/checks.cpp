@@ -133,6 +133,64 @@ Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10:
   return p;
 }
 
+namespace {
+
+at::Tensor check_set(const at::Tensor& t, const char* name, const char* shape) {
+  TORCH_CHECK_VALUE(t.defined() && t.dim() == 3 && t.size(0) >= 1 && t.size(1) >= 1 && t.size(2) >= 1, name,
+                    " must have shape ", shape, " with every size >= 1 (got ", t.defined() ? t.sizes() : at::IntArrayRef{},
+                    ")");
+  check_floating(t, name);
+  return t;
+}
+
+at::Tensor check_index(const at::Tensor& index, const char* name, const at::Tensor& set, int64_t pairs) {
+  TORCH_CHECK_VALUE(index.defined() && index.dim() == 1 && index.size(0) == pairs, name,
+                    " must have shape (P,) like the other index (P = ", pairs, ") (got ",
+                    index.defined() ? index.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK_TYPE(index.scalar_type() == at::kLong, name, " must be an int64 tensor (got ", index.scalar_type(), ")");
+  TORCH_CHECK(index.device() == set.device(), name, " must be on ", set.device(), " (got ", index.device(), ")");
+  if (index.is_cpu() && index.numel() > 0) {
+    const auto [lo, hi] = at::aminmax(index);
+    TORCH_CHECK_INDEX(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < set.size(0), name, " holds an index out of [0, ",
+                      set.size(0), ")");
+  }
+  return index.contiguous();
+}
+
+}  // namespace
+
+PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
+                         const at::Tensor& y_index, double gamma, int64_t bandwidth,
+                         const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+  PairSets s;
+  s.X = check_set(X, "X", "(B1, N, D)");
+  s.Y = check_set(Y, "Y", "(B2, M, D)");
+  TORCH_CHECK_TYPE(X.scalar_type() == Y.scalar_type(), "X and Y must have the same dtype (X: ", X.scalar_type(),
+                   ", Y: ", Y.scalar_type(), ")");
+  TORCH_CHECK(X.device() == Y.device(), "X and Y must be on the same device (X: ", X.device(), ", Y: ", Y.device(), ")");
+  TORCH_CHECK_VALUE(X.size(2) == Y.size(2), "X and Y must have the same number of features D (X: ", X.size(2),
+                    ", Y: ", Y.size(2), ")");
+  s.pairs = x_index.defined() && x_index.dim() == 1 ? x_index.size(0) : -1;
+  s.x_index = check_index(x_index, "x_index", X, s.pairs);
+  s.y_index = check_index(y_index, "y_index", Y, s.pairs);
+  // Each set's lengths are checked as those of a batch of that set; the band per pair is the
+  // caller's to check (the kernels give a pair with no path in the band an infinite value).
+  Pair px, py;
+  px.a = X;
+  px.batch = X.size(0);
+  py.a = Y;
+  py.batch = Y.size(0);
+  at::Tensor host;
+  s.x_len = check_lengths(x_lengths, "x_lengths", px, X.size(1), host);
+  s.y_len = check_lengths(y_lengths, "y_lengths", py, Y.size(1), host);
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
+  TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
+  TORCH_CHECK_VALUE(bandwidth < 0 || s.x_len || s.y_len || std::llabs(X.size(1) - Y.size(1)) <= bandwidth,
+                    "bandwidth ", bandwidth, " leaves no alignment path for N = ", X.size(1), ", M = ", Y.size(1),
+                    ": it must be >= |N - M| = ", std::llabs(X.size(1) - Y.size(1)));
+  return s;
+}
+
 at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute) {
   TORCH_CHECK_VALUE(dvalues.defined() && dvalues.numel() == p.batch,
                     "dvalues must hold one number per pair (B = ", p.batch, ") (got shape ",

@@ -35,6 +35,18 @@ Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, i
 // The shapes and devices of x and y only (used by pairwise_cost before it computes D).
 Pair check_xy(const at::Tensor& x, const at::Tensor& y);
 
+// The inputs of sdtw::pairwise_soft_dtw_sqeuclidean: two sets of series X (B1, N, D) and Y (B2, M, D)
+// (3-D views, not yet contiguous nor converted) and the pairs to compare, pair p being
+// (X[x_index[p]], Y[y_index[p]]). Indices and lengths on the device are not read (no sync).
+struct PairSets {
+  at::Tensor X, Y, x_index, y_index;  // indices: int64, contiguous, (P,), on the device of X
+  int64_t pairs = 0;
+  c10::optional<at::Tensor> x_len, y_len;  // as in Pair, one per series of X and of Y
+};
+PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
+                         const at::Tensor& y_index, double gamma, int64_t bandwidth,
+                         const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths);
+
 // dvalues must hold one number per pair: shape (B,) or () for unbatched inputs.
 at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute);
 

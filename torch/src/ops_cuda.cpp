@@ -164,6 +164,85 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
   return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
 }
 
+// The values-only kernels' workspace (the border ring, no state) on the device of `like`.
+at::Tensor values_ring(const kernels::Problem& problem, at::ScalarType compute, const at::Tensor& like) {
+  const std::size_t bytes = compute == at::kDouble ? kernels::values_workspace_bytes<double>(problem)
+                                                   : kernels::values_workspace_bytes<float>(problem);
+  return at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
+}
+
+// Values alone (no gradient wanted): the values-only kernels, whose workspace holds no state.
+at::Tensor soft_dtw_cost_cuda(const at::Tensor& D, double gamma, int64_t bandwidth,
+                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
+  const at::ScalarType compute = compute_dtype(D.scalar_type());
+  const at::Tensor Dc = p.a.to(compute).contiguous();
+  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  at::Tensor values = at::empty({p.batch}, Dc.options());
+  if (p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      const at::Tensor ring = values_ring(problem, compute, Dc);
+      if (compute == at::kDouble)
+        kernels::cost_values<double>(problem, Dc.data_ptr<double>(), values.data_ptr<double>(), ring.data_ptr(), stream);
+      else
+        kernels::cost_values<float>(problem, Dc.data_ptr<float>(), values.data_ptr<float>(), ring.data_ptr(), stream);
+    });
+  }
+  return unbatch(values, p);
+}
+
+// x (B, N, D) and y (B, M, D) as given, or the pairs (X[x_index[p]], Y[y_index[p]]) of two sets.
+at::Tensor sqeuclidean_values(const at::Tensor& x, const at::Tensor& y, kernels::Problem problem,
+                              const at::Tensor& x_index, const at::Tensor& y_index) {
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const at::Tensor xc = x.to(compute).contiguous(), yc = y.to(compute).contiguous();
+  at::Tensor values = at::empty({problem.batch}, xc.options());
+  if (problem.batch == 0) return values;
+  problem.x_index = x_index.defined() ? x_index.data_ptr<int64_t>() : nullptr;
+  problem.y_index = y_index.defined() ? y_index.data_ptr<int64_t>() : nullptr;
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  run([&] {
+    const at::Tensor ring = values_ring(problem, compute, xc);
+    if (compute == at::kDouble)
+      kernels::sqeuclidean_values<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
+                                          values.data_ptr<double>(), ring.data_ptr(), stream);
+    else
+      kernels::sqeuclidean_values<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(), values.data_ptr<float>(),
+                                         ring.data_ptr(), stream);
+  });
+  return values;
+}
+
+at::Tensor soft_dtw_sqeuclidean_cuda(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+                                     const c10::optional<at::Tensor>& x_lengths,
+                                     const c10::optional<at::Tensor>& y_lengths) {
+  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
+  return unbatch(sqeuclidean_values(p.a, p.b, make_problem(p, gamma, bandwidth), {}, {}), p);
+}
+
+// Indices on the device are clamped into their sets (reading them would sync), so a bad one
+// gives a wrong pair, never an access out of bounds; the CPU operator names it.
+at::Tensor pairwise_soft_dtw_sqeuclidean_cuda(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
+                                              const at::Tensor& y_index, double gamma, int64_t bandwidth,
+                                              const c10::optional<at::Tensor>& x_lengths,
+                                              const c10::optional<at::Tensor>& y_lengths) {
+  const PairSets s = check_pair_sets(X, Y, x_index, y_index, gamma, bandwidth, x_lengths, y_lengths);
+  const c10::cuda::CUDAGuard device_guard(X.device());
+  kernels::Problem problem;
+  problem.batch = s.pairs;
+  problem.n = X.size(1);
+  problem.m = Y.size(1);
+  problem.dim = X.size(2);
+  problem.gamma = gamma;
+  problem.bandwidth = bandwidth;
+  problem.x_len = s.x_len ? s.x_len->data_ptr<int64_t>() : nullptr;
+  problem.y_len = s.y_len ? s.y_len->data_ptr<int64_t>() : nullptr;
+  return sqeuclidean_values(X, Y, problem, s.x_index.clamp(0, X.size(0) - 1), s.y_index.clamp(0, Y.size(0) - 1));
+}
+
 }  // namespace
 
 int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double) {
@@ -236,4 +315,7 @@ TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
   m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cuda));
   m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cuda));
   m.impl("sqeuclidean_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_backward_cuda));
+  m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_cuda));
+  m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_cuda));
+  m.impl("pairwise_soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::pairwise_soft_dtw_sqeuclidean_cuda));
 }

@@ -60,6 +60,10 @@ def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=N
     )
 
 
+def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    return X.new_empty((x_index.shape[0],), dtype=_value_dtype(X.dtype))
+
+
 _FAKES = {
     "soft_dtw_sqeuclidean": _soft_dtw_sqeuclidean,
     "soft_dtw_cost": _soft_dtw_cost,
@@ -68,6 +72,7 @@ _FAKES = {
     "cost_backward": _cost_backward,
     "sqeuclidean_forward": _sqeuclidean_forward,
     "sqeuclidean_backward": _sqeuclidean_backward,
+    "pairwise_soft_dtw_sqeuclidean": _pairwise_soft_dtw_sqeuclidean,
 }
 
 if NEW_API:
@@ -82,5 +87,6 @@ else:
 if hasattr(torch.library, "register_autocast"):
     # Under torch.autocast on CUDA, float16/bfloat16 inputs (a model's output next to a float32
     # target) are cast to float32 before the operators see them; outside autocast x and y must agree.
-    for _name in ("sdtw::soft_dtw_sqeuclidean", "sdtw::soft_dtw_cost", "sdtw::pairwise_cost"):
+    for _name in ("sdtw::soft_dtw_sqeuclidean", "sdtw::soft_dtw_cost", "sdtw::pairwise_cost",
+                  "sdtw::pairwise_soft_dtw_sqeuclidean"):
         torch.library.register_autocast(_name, "cuda", torch.float32)

@@ -7,6 +7,9 @@ from .functional import _check_tensor, _lengths, _resolve, soft_dtw
 
 # DP cells per chunk: bounds the state a chunk holds (float64 per cell on the CPU, ~4 bytes on CUDA).
 _CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
+# Values alone on CUDA keep no state, only a ring of float64 strip borders per pair (up to
+# M / 32 + 2 rows of M): chunks bound that ring.
+_RING_BYTES_PER_CHUNK = 1 << 28
 
 
 def check_series_set(X, name):
@@ -44,16 +47,25 @@ def _check_band_of_sets(bandwidth, X, Y, x_host, y_host):
                          f"{widest}: no alignment fits the band for that pair")
 
 
-def _chunk_pairs(pairs_per_chunk, X, Y):
-    if pairs_per_chunk is None:
-        cells = _CELLS_PER_CHUNK["cuda" if X.is_cuda else "cpu"]
-        return max(1, cells // (X.shape[1] * Y.shape[1]))
-    return integer_at_least(pairs_per_chunk, 1, "pairs_per_chunk")
+def _chunk_pairs(pairs_per_chunk, X, Y, values_only):
+    if pairs_per_chunk is not None:
+        return integer_at_least(pairs_per_chunk, 1, "pairs_per_chunk")
+    n, m = X.shape[1], Y.shape[1]
+    if values_only and X.is_cuda:
+        ring_rows = min((n + 31) // 32, (m + 31) // 32 + 2)
+        return max(1, _RING_BYTES_PER_CHUNK // (ring_rows * m * 8))
+    return max(1, _CELLS_PER_CHUNK["cuda" if X.is_cuda else "cpu"] // (n * m))
+
+
+def _values_only(X, Y, options):
+    """No gradient and the fused cost: the pairs operator, which indexes the pairs in the kernels."""
+    return options.fused and not (torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad))
 
 
 def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk):
-    """soft-DTW of the pairs (X[i[p]], Y[j[p]]), chunk pairs at a time; each chunk is rebuilt in the
-    backward (checkpoint) when a gradient is needed, so the saved state never outgrows one chunk."""
+    """soft-DTW of the pairs (X[i[p]], Y[j[p]]), chunk pairs at a time. Values alone go through the
+    pairs operator; with a gradient each chunk is rebuilt in the backward (checkpoint), so the saved
+    state never outgrows one chunk."""
 
     def values(ic, jc):
         return soft_dtw(
@@ -62,6 +74,11 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk):
             x_lengths=None if X_lengths is None else X_lengths.index_select(0, ic),
             y_lengths=None if Y_lengths is None else Y_lengths.index_select(0, jc))
 
+    if _values_only(X, Y, options):
+        return torch.cat([
+            torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i[s:s + chunk], j[s:s + chunk], options.gamma,
+                                                         options.bandwidth, X_lengths, Y_lengths)
+            for s in range(0, i.numel(), chunk)])
     recompute = torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad) and i.numel() > chunk
     parts = []
     for start in range(0, i.numel(), chunk):
@@ -81,9 +98,11 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     Y_lengths (B2,) are the true lengths of padded series. gamma, bandwidth and dist mean what
     they mean for soft_dtw. Differentiable in X and Y.
 
-    The pairs run through the batched operator pairs_per_chunk at a time (None: as many as fit
-    about 2^24 DP cells on the CPU, 2^27 on CUDA), so memory stays bounded; with a gradient,
-    each chunk is recomputed in the backward instead of keeping every chunk's state.
+    The pairs run pairs_per_chunk at a time (None: as many as fit about 2^24 DP cells on the CPU,
+    2^27 on CUDA, or on CUDA without a gradient 256 MB of strip borders), so memory stays bounded.
+    Without a gradient (torch.no_grad() or inputs that need none) and with dist='sqeuclidean',
+    CUDA kernels index the pairs directly: no copies of the inputs and no saved state. With a
+    gradient, each chunk is recomputed in the backward instead of keeping every chunk's state.
     """
     check_series_set(X, "X")
     symmetric = Y is None
@@ -102,7 +121,7 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     X_lengths, x_host = check_set_lengths(X_lengths, X, "X_lengths")
     Y_lengths, y_host = (X_lengths, x_host) if symmetric else check_set_lengths(Y_lengths, Y, "Y_lengths")
     _check_band_of_sets(options.bandwidth, X, Y, x_host, y_host)
-    chunk = _chunk_pairs(pairs_per_chunk, X, Y)
+    chunk = _chunk_pairs(pairs_per_chunk, X, Y, _values_only(X, Y, options))
     B1, B2 = X.shape[0], Y.shape[0]
     device = X.device
 

@@ -169,3 +169,78 @@ def test_cuda_gradient_and_lengths():
     torch.testing.assert_close(C.cpu(), Cc.detach(), rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(gx.cpu(), gc, rtol=1e-10, atol=1e-10)
 
+
+
+def _pairs(b1, b2, count, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, b1, (count,), generator=g), torch.randint(0, b2, (count,), generator=g)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+@pytest.mark.parametrize("lengths", [False, True])
+def test_pairs_operator_equals_soft_dtw_of_gathered_pairs(device, dtype, tol, lengths):
+    X, Y = rand(6, 13, 3, seed=30, dtype=dtype, device=device), rand(4, 9, 3, seed=31, dtype=dtype, device=device)
+    i, j = (t.to(device) for t in _pairs(6, 4, 17, seed=32))
+    xl = torch.tensor([13, 1, 7, 13, 2, 10], device=device) if lengths else None
+    yl = torch.tensor([9, 3, 1, 8], device=device) if lengths else None
+    got = torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i, j, 0.7, -1, xl, yl)
+    want = sdtw_torch.soft_dtw(X[i].double().cpu(), Y[j].double().cpu(), gamma=0.7,
+                               x_lengths=None if xl is None else xl[i].cpu(),
+                               y_lengths=None if yl is None else yl[j].cpu())
+    assert got.shape == (17,) and got.device.type == device and got.dtype == dtype
+    assert ((got.double().cpu() - want).abs().max() / want.abs().max()).item() < tol
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i, i[:2], 1.0), ValueError, "y_index must have shape"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i.int(), i, 1.0), TypeError, "x_index must be an int64"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i + 5, i, 1.0), IndexError, r"x_index holds an index out of \[0, 6\)"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y[..., :2], i, i, 1.0), ValueError, "same number of features"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X[0], Y, i, i, 1.0), ValueError, r"X must have shape \(B1, N, D\)"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i, i, 0.0), ValueError, "gamma must be finite and > 0"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i, i, 1.0, 2), ValueError, "bandwidth 2 leaves no"),
+    (lambda X, Y, i: torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i, i, 1.0, -1, torch.tensor([1, 2])), ValueError,
+     r"x_lengths must have shape \(B,\) = \(6,\)"),
+])
+def test_pairs_operator_bad_arguments_name_the_parameter(call, error, match):
+    X, Y, i = rand(6, 13, 3, seed=33), rand(4, 9, 3, seed=34), torch.tensor([0, 1, 3])
+    with pytest.raises(error, match=match):
+        call(X, Y, i)
+
+
+def test_pairs_operator_has_no_gradient_and_meta_shapes():
+    X, Y, i = rand(6, 13, 3, seed=35).requires_grad_(), rand(4, 9, 3, seed=36), torch.tensor([0, 1, 3])
+    with pytest.raises(RuntimeError, match="not implemented"):
+        torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i, i, 1.0).sum().backward()
+    meta = torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X.detach().to("meta").half(), Y.to("meta").half(),
+                                                       i.to("meta"), i.to("meta"), 1.0)
+    assert meta.shape == (3,) and meta.dtype == torch.float32
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_cuda_values_keep_no_state_and_equal_the_training_forward_bit_for_bit():
+    """Without a gradient the loss and cdist run the values-only kernels: the same values as the
+    forward that saves state, and a peak far below that state (4 bytes per DP cell)."""
+    x, y = rand(16, 512, 8, seed=37, dtype=torch.float32, device="cuda"), rand(16, 512, 8, seed=38,
+                                                                              dtype=torch.float32, device="cuda")
+    trained = sdtw_torch.soft_dtw(x.clone().requires_grad_(), y).detach()
+    x_leaf = x.clone().requires_grad_()
+
+    def peak_of(fn):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        with torch.no_grad():
+            result = fn()
+        torch.cuda.synchronize()
+        return result, torch.cuda.max_memory_allocated() - before
+
+    values, loss_peak = peak_of(lambda: sdtw_torch.soft_dtw(x_leaf, y))
+    C, cdist_peak = peak_of(lambda: sdtw_torch.cdist_soft_dtw(x, y))
+    assert torch.equal(values, trained)
+    assert torch.equal(C.diagonal(), trained)
+    state_per_pair = 512 * 512 * 4  # what the forward that saves state keeps
+    assert loss_peak < 16 * state_per_pair / 8, loss_peak
+    assert cdist_peak < 16 * 16 * state_per_pair / 8, cdist_peak

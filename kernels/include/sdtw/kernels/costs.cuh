@@ -29,6 +29,8 @@ struct SqEuclideanCost {
   const T* x;
   const T* y;
   int64_t n, m, dim;
+  const int64_t* x_index = nullptr;  // pair b reads x[x_index[b]] and y[y_index[b]]; null: b
+  const int64_t* y_index = nullptr;
 
   struct alignas(16) Scratch {  // aligned so that a row of a slice is read by vector loads
     T x[kStripRows][kSlice];
@@ -55,8 +57,9 @@ struct SqEuclideanCost {
   }
   __device__ void column(int64_t b, int64_t row0, int64_t rows, int64_t j, Scratch& s, T (&out)[kStripRows]) const {
     const int lane = threadIdx.x & 31;
-    const T* xi = x + (b * n + (row0 + lane < rows ? row0 + lane : row0)) * dim;
-    const T* yj = y + (b * m + j) * dim;
+    const int64_t xb = x_index ? x_index[b] : b, yb = y_index ? y_index[b] : b;
+    const T* xi = x + (xb * n + (row0 + lane < rows ? row0 + lane : row0)) * dim;
+    const T* yj = y + (yb * m + j) * dim;
     // 16-byte loads where every row starts 16-byte aligned: each load instruction of a lane
     // touches a separate row, so fewer, wider loads are what keeps the L1 from being the limit.
     const bool vectors =

@@ -28,6 +28,11 @@ struct Problem {
   // the band gets an infinite value and a NaN gradient. Callers that can, validate them.
   const int64_t* x_len = nullptr;
   const int64_t* y_len = nullptr;
+  // Optional pair indices on the device (batch entries), values-only functions alone: pair b
+  // compares row x_index[b] of x with row y_index[b] of y (and their lengths), so a pairwise
+  // matrix needs no gathered copies of its inputs. Not read on the host; callers validate them.
+  const int64_t* x_index = nullptr;
+  const int64_t* y_index = nullptr;
 };
 
 // Bad parameters (shape, gamma, bandwidth, workspace) throw std::invalid_argument naming them.
@@ -44,6 +49,17 @@ class CudaError : public std::runtime_error {
 // Bytes of workspace one problem needs (T = float or double); 256-byte alignment is enough.
 template <typename T>
 std::size_t workspace_bytes(const Problem& problem);
+
+// Values alone, with no saved state (inference, pairwise matrices): the workspace holds only the
+// borders between strips, O(batch * m) instead of O(batch * n * m). The values are those of the
+// forwards below, bit for bit. sqeuclidean_values reads x and y through the pair indices if set.
+template <typename T>
+std::size_t values_workspace_bytes(const Problem& problem);
+template <typename T>
+void cost_values(const Problem& problem, const T* D, T* values, void* workspace, cudaStream_t stream);
+template <typename T>
+void sqeuclidean_values(const Problem& problem, const T* x, const T* y, T* values, void* workspace,
+                        cudaStream_t stream);
 
 // Unfused mode: the caller gives the cost tensor D (batch x n x m, row-major).
 // values: batch. E: batch x n x m, dvalue[b] * d sdtw_b / d D (zero in padding and off-band).
