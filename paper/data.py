@@ -4,15 +4,23 @@ whether it counts (ok) and, when not, why. A ratio is only taken between two poi
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.append(str(ROOT / "torch/bench"))
+from features_report import method_text as features_method  # noqa: E402  (features.md's words, one source)
 SWEEP_COLUMNS = ["grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "normalize",
                  "disposition", "time_ms_median", "peak_mb", "grad_err", "message"]
 ACCURACY_COLUMNS = ["impl", "device", "N", "gamma", "grad_err", "status"]
 PUBLISHED_GPU = "GPU not stated"
+FEATURES_COLUMNS = ["gpu", "commit", "date", "kind", "method", "reps", "B1", "B2", "B", "N", "D", "gamma",
+                    "iterations", "lr", "ms", "p10_ms", "p90_ms", "pairs_per_s", "ms_per_iter", "baseline_ms_per_iter",
+                    "ratio", "objective", "baseline_objective", "objective_rel_diff", "verified", "value_err",
+                    "value_tol", "target", "target_met", "disposition", "error", "baseline_disposition",
+                    "baseline_error"]
 POINT_COLUMNS = ["impl", "source", "method", "gpu", "B", "N", "D", "ms", "peak_mb", "step_mb", "ok", "reason"]
 # How each source was measured (a ratio never mixes two of them).
 SWEEP_METHOD = "sdtw-bench"
@@ -195,6 +203,31 @@ def originals_points(csv_path, gpu):
     return pd.DataFrame(rows, columns=POINT_COLUMNS), df
 
 
+def load_features(csv_path):
+    """torch/bench/features.py's rows (cdist and barycenter points), validated, with ok / reason for ours
+    and baseline_ok / baseline_reason for softdtw-cuda-torch; None when the file is absent or has no row."""
+    if not Path(csv_path).exists():
+        return None
+    df = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
+    _require(df, FEATURES_COLUMNS, csv_path)
+    if df.empty:
+        return None
+    for prefix in ("", "baseline_"):
+        df[prefix + "disposition"] = df[prefix + "disposition"].fillna("").astype(str)
+        df[prefix + "error"] = df[prefix + "error"].fillna("").astype(str)
+        bad = set(df[prefix + "disposition"]) - {"", "passed"} - set(DISPOSITION_WORDS)
+        if bad:
+            raise ValueError(f"{csv_path}: unknown {prefix}dispositions {sorted(bad)}")
+        df[prefix + "ok"] = df[prefix + "disposition"] == "passed"
+        df[prefix + "reason"] = [_reason(d, e) if d in DISPOSITION_WORDS else "not measured"
+                                 for d, e in zip(df[prefix + "disposition"], df[prefix + "error"])]
+    for column in ("target", "target_met", "verified"):
+        df[column] = df[column].fillna("").astype(str)
+    for column in ("reps", "B1", "B2", "B", "N", "D", "iterations"):  # blank where the other kind's
+        df[column] = df[column].astype("Int64")
+    return df
+
+
 def load_accuracy(csv_path):
     """`sdtw-bench check --accuracy-csv`: one row per implementation, device, N and gamma."""
     df = pd.read_csv(csv_path)
@@ -249,7 +282,7 @@ def point_ratio(points, base, ours, bnd, field):
 class Results:
     """Everything the paper draws from: our sweep, its metadata, the peers and the published table."""
 
-    def __init__(self, sweep_csv, accuracy_csv=None, published_dir=None, originals_csv=None):
+    def __init__(self, sweep_csv, accuracy_csv=None, published_dir=None, originals_csv=None, features_csv=None):
         self.sweep_csv = Path(sweep_csv)
         self.meta = load_metadata(sweep_csv)
         self.sweep = load_sweep(sweep_csv)
@@ -273,6 +306,8 @@ class Results:
         if self.originals_csv and self.originals_csv.exists():
             self.originals_meta = load_metadata(self.originals_csv)
             self.originals, self.originals_rows = originals_points(self.originals_csv, self.originals_meta["gpu"])
+        self.features_csv = Path(features_csv) if features_csv else None
+        self.features = load_features(self.features_csv) if features_csv else None
 
     def grid(self, name):
         """Our sweep's (B, N, D) points of one grid, in sweep order."""
@@ -286,3 +321,13 @@ class Results:
     def stamp(self):
         m = self.meta
         return f"{m['gpu']} · commit {m['commit']} · {m['date']} · {self.sweep_csv.name}"
+
+    def features_stamp(self):
+        first = self.features.iloc[0]
+        return f"{first['gpu']} · commit {first['commit']} · {first['date']} · {self.features_csv.name}"
+
+    def features_source(self, kind):
+        """The file, where and when it ran, and how it measured kind: what a claim from it states beside it."""
+        first = self.features.iloc[0]
+        return (f"`{self.features_csv.name}` ({first['gpu']}, commit {first['commit']}, {first['date']}; "
+                f"torch/bench/features.py). Method: {features_method(first, (kind,))}")

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter, ScalarFormatter
 
-from data import METHODS, PEERS_METHOD, SWEEP_METHOD, label, point_ratio
+from data import LABELS, METHODS, PEERS_METHOD, SWEEP_METHOD, features_method, label, point_ratio
 
 STYLES = {
     "ours_fused": ("tab:blue", "o", "-"),
@@ -296,6 +296,77 @@ def grad_error(results):
                   markers_only=peers)
 
 
+BARYCENTER_IMPLS = {"bary:ours": ("", "tab:blue", "o", "-"),
+                    "bary:softdtw-cuda-torch": ("baseline_", "tab:purple", "s", "--")}
+LABELS.update({"bary:ours": "ours, softdtw_barycenter",
+               "bary:softdtw-cuda-torch": "softdtw-cuda-torch, softdtw_barycenter"})
+STYLES.update({impl: spec[1:] for impl, spec in BARYCENTER_IMPLS.items()})
+
+
+def features_series(rows, x, field, prefix=""):
+    """(value, reason) of each x (N) of rows: None where the point is absent or did not pass."""
+    by_x = rows.set_index("N")
+    return [(by_x.loc[n, field], "") if n in by_x.index and by_x.loc[n, prefix + "ok"] else
+            (None, by_x.loc[n, prefix + "reason"] if n in by_x.index else "not measured") for n in x]
+
+
+def cdist_throughput(results):
+    """Pairs per second of cdist_soft_dtw (values only) against N = M, a line per (B1 x B2, D); the
+    issue's target point circled."""
+    rows = results.features[results.features["kind"] == "cdist"]
+    xs = sorted(set(rows["N"]))
+    fig, axes = new_figure(1, 1)
+    ax, gaps, legend = axes[0][0], Gaps(), []
+    bs, ds = sorted(set(rows["B1"])), sorted(set(rows["D"]))
+    for (b, d), mine in rows.groupby(["B1", "D"]):
+        impl = f"B1 = B2 = {b}, D = {d}"  # colour by B, marker and line by D
+        STYLES.setdefault(impl, (f"C{bs.index(b) % 10}", "os^Dv"[ds.index(d) % 5], "-:"[ds.index(d) % 2]))
+        draw(ax, impl, xs, features_series(mine, xs, "pairs_per_s"), gaps,
+             lambda n, b=b, d=d: (("B", b), ("D", d), ("N", n)))
+        legend.append(impl)
+    targets = []
+    for r in rows[rows["target"] != ""].itertuples():
+        verdict = {"yes": "met", "no": "not met"}.get(r.target_met, "not measured")
+        if r.ok:
+            ax.plot([r.N], [r.pairs_per_s], marker="o", markersize=13, markerfacecolor="none", color="black",
+                    linestyle="none")
+        measured = f"measured {r.ms:.3g} ms" if r.ok else r.reason
+        targets.append(f"B1 = B2 = {r.B1}, N = {r.N}, D = {r.D}: target {r.target}, {measured}, {verdict}")
+    log_axes(ax, xs, "sequence length N = M", "pairs per second")
+    caption = (f"cdist_soft_dtw(X, Y) of B1 x B2 pairs, values only, float32, gamma = {rows['gamma'].iloc[0]:g}. "
+               f"Method: {features_method(rows.iloc[0], ('cdist',))} Circled, the issue's target point"
+               + (f" ({'; '.join(targets)})" if targets else " (not in this run)") + ". " + gaps.caption())
+    return finish(fig, axes, "Pairwise soft-DTW (cdist): pairs per second against length", results.features_stamp(),
+                  caption, legend)
+
+
+def barycenter_speed(results):
+    """Time per Adam iteration of softdtw_barycenter, ours and softdtw-cuda-torch's, against N, a panel
+    per D; each ratio (measured in one process, one way) written above its point."""
+    rows = results.features[results.features["kind"] == "barycenter"]
+    ds, xs = sorted(set(rows["D"])), sorted(set(rows["N"]))
+    fig, axes = new_figure(1, len(ds), sharey=True)
+    gaps = Gaps()
+    for col, d in enumerate(ds):
+        ax, mine = axes[0][col], rows[rows["D"] == d]
+        for impl, (prefix, *_) in BARYCENTER_IMPLS.items():
+            draw(ax, impl, xs, features_series(mine, xs, prefix + "ms_per_iter", prefix), gaps,
+                 lambda n, d=d: (("D", d), ("N", n)))
+        for r in mine[mine["ok"] & mine["baseline_ok"]].itertuples():
+            ax.annotate(f"{r.ratio:.3g}×", (r.N, r.ms_per_iter), textcoords="offset points", xytext=(0, -12),
+                        ha="center", fontsize=7.5)
+        log_axes(ax, xs, "sequence length N", "ms per iteration")
+        ax.set_title(f"D = {d}", fontsize=9)
+    first = rows.iloc[0]
+    caption = (f"softdtw_barycenter of B = {', '.join(map(str, sorted(set(rows['B']))))} series, float32, gamma = "
+               f"{first['gamma']:g}, {first['iterations']} Adam iterations, lr {first['lr']:g}, early stopping off; "
+               "under each point of ours: softdtw-cuda-torch / ours per iteration, both from one row. Method: "
+               f"{features_method(first, ('barycenter',))} "
+               + gaps.caption())
+    return finish(fig, axes, "Barycenter: time per iteration, ours and softdtw-cuda-torch", results.features_stamp(),
+                  caption, list(BARYCENTER_IMPLS))
+
+
 def all_figures(results):
     """name -> figure, for every figure the data allows."""
     out = OrderedDict()
@@ -313,6 +384,12 @@ def all_figures(results):
         out["speedup"] = speedup(results)
     if results.accuracy is not None:
         out["grad_error"] = grad_error(results)
+    if results.features is not None:
+        kinds = set(results.features["kind"])
+        if "cdist" in kinds:
+            out["cdist"] = cdist_throughput(results)
+        if "barycenter" in kinds:
+            out["barycenter"] = barycenter_speed(results)
     return out
 
 

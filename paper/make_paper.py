@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Rebuilds every table, figure and the report of the paper from results/:
     python3 paper/make_paper.py [--sweep results/h100/paper.csv] [--accuracy ...] [--published ...]
-                                [--originals results/h100/originals.csv] [--out paper]"""
+                                [--originals results/h100/originals.csv] [--features results/h100/features.csv]
+                                [--out paper]"""
 import argparse
 import os
 import sys
@@ -41,15 +42,17 @@ def main(argv=None):
     ap.add_argument("--originals", default=ROOT / "results/h100/originals.csv",
                     help="baselines/originals output (the original codes and ours, one method); "
                          "when absent, the report says so and claims no ratio against the originals")
+    ap.add_argument("--features", default=ROOT / "results/h100/features.csv",
+                    help="torch/bench/features.py output (cdist and barycenter); when absent, the report says so")
     ap.add_argument("--out", default=ROOT / "paper", help="writes tables/, figures/ and report.md here")
     args = ap.parse_args(argv)
     accuracy = None if str(args.accuracy) == "none" else args.accuracy
-    results = Results(args.sweep, accuracy, args.published, args.originals)
+    results = Results(args.sweep, accuracy, args.published, args.originals, args.features)
     out = Path(args.out)
     tables = write_tables(results, out / "tables")
     captions = write_figures(results, out / "figures")
-    originals = args.originals if Path(args.originals).exists() else None
-    sources = [shown(p) for p in (args.sweep, accuracy, args.published, originals) if p is not None]
+    optional = [p if Path(p).exists() else None for p in (args.originals, args.features)]
+    sources = [shown(p) for p in [args.sweep, accuracy, args.published] + optional if p is not None]
     write_report(results, tables, captions, sources, out / "report.md")
     print(f"paper: {len(tables)} tables, {len(captions)} figures and report.md under {shown(out)}")
 

@@ -185,6 +185,72 @@ def claim_speed(results):
     return ("Speed", text, ["tables/main.md"] + extra + ["tables/compare_runtime.md", "figures/speedup.png"])
 
 
+def missing_features(results, what):
+    name = f"`{results.features_csv.name}`" if results.features_csv else "features.csv"
+    return [f"**Not measured yet:** {name} (torch/bench/features.py) is absent, so no claim on {what} is made here. "
+            "It is written by `python3 torch/bench/features.py --out results/<gpu> --peers DIR` on a GPU."]
+
+
+def _met(row):
+    return {"yes": "met", "no": "not met"}.get(row["target_met"], "not measured")
+
+
+def _features_where(r):
+    batch = f"B1 = B2 = {r['B1']}" if r["kind"] == "cdist" else f"B = {r['B']}"
+    return f"{batch}, N = {r['N']}, D = {r['D']}"
+
+
+def not_passed(rows, prefix, who):
+    return [f"{who} at {_features_where(r)}: {r[prefix + 'reason']}." for _, r in rows[~rows[prefix + "ok"]].iterrows()]
+
+
+def claim_cdist(results):
+    if results.features is None:
+        return "Pairwise distances (cdist)", missing_features(results, "cdist"), []
+    rows = results.features[results.features["kind"] == "cdist"]
+    passed = rows[rows["ok"]]
+    text = [f"`cdist_soft_dtw(X, Y)` of B1 x B2 pairs, values only, from {results.features_source('cdist')}"]
+    for _, r in rows[rows["target"] != ""].iterrows():
+        got = (f"{_fmt(r['ms'])} ms (p10-p90 {_fmt(r['p10_ms'])}-{_fmt(r['p90_ms'])}), "
+               f"{r['pairs_per_s']:.3g} pairs/s" if r["ok"] else r["reason"])
+        text.append(f"Target point {_features_where(r)}: {got}; target {r['target']}: **{_met(r)}**.")
+    if len(passed):
+        lo, hi = passed.loc[passed["pairs_per_s"].idxmin()], passed.loc[passed["pairs_per_s"].idxmax()]
+        text.append(f"Over the {len(passed)} passed points: {lo['pairs_per_s']:.3g} pairs/s ({_features_where(lo)}) "
+                    f"to {hi['pairs_per_s']:.3g} pairs/s ({_features_where(hi)}); sampled value error at most "
+                    f"{passed['value_err'].max():.2g} (tolerance {passed['value_tol'].max():g}).")
+    return "Pairwise distances (cdist)", text + not_passed(rows, "", "Not passed"), ["figures/cdist.png"]
+
+
+def claim_barycenter(results):
+    if results.features is None:
+        return "Barycenters", missing_features(results, "barycenters"), []
+    rows = results.features[results.features["kind"] == "barycenter"]
+    both = rows[rows["ok"] & rows["baseline_ok"]]
+    text = [f"`softdtw_barycenter`, ours and softdtw-cuda-torch's on the same data and settings, from "
+            f"{results.features_source('barycenter')}"]
+    for _, r in rows[rows["target"] != ""].iterrows():
+        got = (f"ours {_fmt(r['ms_per_iter'])} ms per iteration, softdtw-cuda-torch {_fmt(r['baseline_ms_per_iter'])}, "
+               f"ratio {_fmt(r['ratio'])}×, objective relative difference {r['objective_rel_diff']:.2g}"
+               if r["ok"] and r["baseline_ok"] else "no ratio: " + (r["reason"] if not r["ok"] else
+                                                                     "softdtw-cuda-torch " + r["baseline_reason"]))
+        text.append(f"Target point {_features_where(r)}, {r['iterations']} iterations: {got}; "
+                    f"target {r['target']}: **{_met(r)}**.")
+    ours = rows[rows["ok"]]
+    if len(ours):
+        lo, hi = ours.loc[ours["ms_per_iter"].idxmin()], ours.loc[ours["ms_per_iter"].idxmax()]
+        text.append(f"Ours over its {len(ours)} passed points: {_fmt(lo['ms_per_iter'])} ms per iteration "
+                    f"({_features_where(lo)}) to {_fmt(hi['ms_per_iter'])} ({_features_where(hi)}).")
+    if len(both):
+        ratio = [(r["ratio"], _features_where(r)) for _, r in both.iterrows()]
+        worst = both.loc[both["objective_rel_diff"].idxmax()]
+        text.append(f"Where both ran ({len(both)} points), softdtw-cuda-torch / ours per iteration: {_range(ratio)}; "
+                    f"objective relative difference at most {worst['objective_rel_diff']:.2g} "
+                    f"({_features_where(worst)}).")
+    text += not_passed(rows, "", "Ours not passed") + not_passed(rows, "baseline_", "softdtw-cuda-torch not measured")
+    return "Barycenters", text, ["figures/barycenter.png"]
+
+
 def build(results, tables, captions, sources):
     m = results.meta
     lines = ["# What the results show", "",
@@ -195,10 +261,12 @@ def build(results, tables, captions, sources):
              "points of one file measured one way, on one GPU, where both ran and passed; each claim names its file "
              "and method. Numbers measured another way (the seed paper's published table, the original codes "
              "re-run in one process) are shown beside them in the comparison tables, never divided.", ""]
-    for i, claim in enumerate([claim_length, claim_accuracy, claim_memory, claim_speed], 1):
+    claims = [claim_length, claim_accuracy, claim_memory, claim_speed, claim_cdist, claim_barycenter]
+    for i, claim in enumerate(claims, 1):
         title, text, evidence = claim(results)
-        lines += [f"## {i}. {title}", ""] + [f"- {t}" for t in text]
-        lines += ["", "Supported by: " + ", ".join(f"[{e}]({e})" for e in evidence), ""]
+        lines += [f"## {i}. {title}", ""] + [f"- {t}" for t in text] + [""]
+        if evidence:
+            lines += ["Supported by: " + ", ".join(f"[{e}]({e})" for e in evidence), ""]
     lines += ["## Tables", ""]
     for t in tables:
         lines += [f"### {t.name} ([Markdown](tables/{t.name}.md), [LaTeX](tables/{t.name}.tex))", "", to_markdown(t)]

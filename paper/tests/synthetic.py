@@ -105,3 +105,60 @@ def write_originals(folder, columns, method):
     meta = {"gpu": GPU, "git_commit": "def5678", "date": DATE, "driver": "1.0", "torch": "0.0", "method": method}
     path.with_suffix(".json").write_text(json.dumps({"metadata": meta, "columns": columns, "rows": rows}))
     return path
+
+
+# torch/bench/features.py output (features.csv): (kind, B, N, D) -> (prefix, disposition, error); others pass.
+FEATURES_GPU, FEATURES_COMMIT = "Synthetic GPU 2GB", "fea7123"
+CDIST_POINTS = [(b, n, d) for b in (4, 8) for n in (16, 32, 64) for d in (1, 2)]
+BARYCENTER_POINTS = [(5, n, d) for n in (20, 40) for d in (1, 3)]
+CDIST_TARGET, BARYCENTER_TARGET = (8, 32, 2), (5, 40, 1)
+FEATURES_NOT_PASSED = {
+    ("cdist", 4, 64, 1): ("", "error", "RuntimeError: synthetic cdist launch error"),
+    ("cdist", 8, 16, 1): ("", "failed", "sampled value error 3e-05 > 1e-05"),
+    ("barycenter", 5, 20, 3): ("", "error", "RuntimeError: synthetic barycenter error"),
+    ("barycenter", 5, 40, 3): ("baseline_", "not_supported", "synthetic: needs CUDA (numba)"),
+}
+
+
+def features_rows():
+    rows = []
+    for kind, points in (("cdist", CDIST_POINTS), ("barycenter", BARYCENTER_POINTS)):
+        for b, n, d in points:
+            prefix, disposition, error = FEATURES_NOT_PASSED.get((kind, b, n, d), ("", "passed", ""))
+            row = dict(gpu=FEATURES_GPU, commit=FEATURES_COMMIT, date="2030-02-03", kind=kind, method="cuda-events",
+                       reps=3, N=n, D=d, gamma=1, disposition="passed", baseline_disposition="")
+            ms = round(0.5 * b * n * (1 + 0.1 * d) / 16, 4)
+            if kind == "cdist":
+                row.update(B1=b, B2=b, ms=ms, p10_ms=ms * 0.9, p90_ms=ms * 1.1, pairs_per_s=b * b / (ms / 1e3),
+                           verified=f"{min(32, b * b)}/{b * b} pairs", value_err=1e-7 * n, value_tol=1e-5)
+                if (b, n, d) == CDIST_TARGET:
+                    row.update(target="ms <= 5", target_met="yes" if ms <= 5 else "no")
+            else:
+                ratio = 10 + n / 4 + d
+                row.update(B=b, iterations=200, lr=0.1, ms=ms, p10_ms=ms, p90_ms=ms, ms_per_iter=ms / 200,
+                           objective=-10 - n * 0.01, baseline_disposition="passed", baseline_ms=ms * ratio,
+                           baseline_ms_per_iter=ms * ratio / 200, baseline_objective=(-10 - n * 0.01) * (1 + 1e-4 * d))
+                if (b, n, d) == BARYCENTER_TARGET:
+                    row.update(target="ratio >= 20 and objective_rel_diff <= 0.001")
+            row.update({prefix + "disposition": disposition, prefix + "error": error})
+            if disposition not in ("passed", "failed"):  # a failed verification did measure
+                for field in ("ms", "pairs_per_s", "ms_per_iter", "objective", "value_err"):
+                    row.pop(prefix + field, None)
+            if row.get("baseline_disposition") == row["disposition"] == "passed":
+                row["ratio"] = row["baseline_ms_per_iter"] / row["ms_per_iter"]
+                base = row["baseline_objective"]
+                row["objective_rel_diff"] = abs(row["objective"] - base) / abs(base)
+                if row.get("target"):
+                    row["target_met"] = "yes" if row["ratio"] >= 20 and row["objective_rel_diff"] <= 1e-3 else "no"
+            rows.append(row)
+    return rows
+
+
+def write_features(folder, columns):
+    """features.csv in torch/bench/features.py's format (columns: its features_report.COLUMNS)."""
+    path = folder / "features.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, columns)
+        w.writeheader()
+        w.writerows({c: row.get(c, "") for c in columns} for row in features_rows())
+    return path

@@ -17,6 +17,7 @@ sys.path[:0] = [str(PAPER), str(HERE), str(ROOT)]
 
 import data  # noqa: E402
 import make_paper  # noqa: E402
+from features_report import COLUMNS as FEATURES_COLUMNS  # noqa: E402  (torch/bench, on the path through data)
 from report import _fmt  # noqa: E402
 from baselines.originals import runner  # noqa: E402
 import synthetic  # noqa: E402
@@ -63,9 +64,10 @@ def synth(tmp_path_factory):
     folder = tmp_path_factory.mktemp("synthetic")
     sweep, accuracy, published = synthetic.write(folder)
     originals = synthetic.write_originals(folder, runner.COLUMNS, runner.METHOD)
+    features = synthetic.write_features(folder, FEATURES_COLUMNS)
     out = folder / "paper"
     make_paper.main(["--sweep", str(sweep), "--accuracy", str(accuracy), "--published", str(published),
-                     "--originals", str(originals), "--out", str(out)])
+                     "--originals", str(originals), "--features", str(features), "--out", str(out)])
     return sweep, out
 
 
@@ -295,11 +297,70 @@ def test_a_ratio_between_two_methods_is_refused(synth):
         data.point_ratio(committed, "pub:bgu_fused", "ours_fused", (16, 128, 64), "ms")
 
 
-def test_without_the_originals_file_no_ratio_against_the_originals_is_claimed(tmp_path):
-    make_paper.main(["--originals", str(tmp_path / "absent.csv"), "--out", str(tmp_path)])
+def test_without_the_originals_and_features_files_no_ratio_against_the_originals_is_claimed(tmp_path):
+    make_paper.main(["--originals", str(tmp_path / "absent.csv"), "--features", str(tmp_path / "nofeatures.csv"),
+                     "--out", str(tmp_path)])
     report = (tmp_path / "report.md").read_text()
     claims = report.split("## Tables")[0]
     assert claims.count("**Not measured yet:** `absent.csv` (baselines/originals) is absent") == 2
     for original in ("softdtw-cuda-torch", "pytorch-softdtw-cuda", "pysdtw"):
         assert f"Against {original}" not in claims
     assert not list((tmp_path / "tables").glob("originals_*"))
+    assert claims.count("**Not measured yet:** `nofeatures.csv` (torch/bench/features.py) is absent") == 2
+    assert not (tmp_path / "figures/cdist.png").exists() and not (tmp_path / "figures/barycenter.png").exists()
+
+
+def features_rows(folder, kind):
+    return [r for r in read_csv(folder / "features.csv") if r["kind"] == kind]
+
+
+def test_synthetic_features_figures_leave_missing_points_out(synth):
+    """cdist pairs/s and barycenter ms per iteration: a point that did not pass is NaN on its line and
+    its reason is in the caption; the stamp is features.csv's GPU and commit."""
+    import figures
+    sweep, out = synth
+    results = data.Results(sweep, None, None, None, sweep.parent / "features.csv")
+    figs = {n: f for n, f in figures.all_figures(results).items() if n in ("cdist", "barycenter")}
+    assert set(figs) == {"cdist", "barycenter"}
+    line = lambda fig, who: next(l for ax in fig.axes for l in ax.get_lines() if l.get_label() == who)  # noqa: E731
+    cdist = line(figs["cdist"], "B1 = B2 = 4, D = 1")
+    xs, ys = list(cdist.get_xdata()), list(cdist.get_ydata())
+    assert math.isnan(ys[xs.index(64)]) and 0 not in ys
+    passed = {int(r["N"]): float(r["pairs_per_s"]) for r in features_rows(sweep.parent, "cdist")
+              if (r["B1"], r["D"], r["disposition"]) == ("4", "1", "passed")}
+    assert passed and all(ys[xs.index(n)] == pytest.approx(v) for n, v in passed.items())
+    captions = {n: f.texts[-1].get_text().replace("\n", " ") for n, f in figs.items()}
+    assert "error (RuntimeError: synthetic cdist launch error) at B = 4, D = 1, N = 64" in captions["cdist"]
+    assert "failed verification (sampled value error 3e-05 > 1e-05) at B = 8, D = 1, N = 16" in captions["cdist"]
+    assert "target ms <= 5" in captions["cdist"] and "CUDA events" in captions["cdist"]
+    assert "not supported (synthetic: needs CUDA (numba)) at D = 3, N = 40" in captions["barycenter"]
+    assert "error (RuntimeError: synthetic barycenter error) at D = 3, N = 20" in captions["barycenter"]
+    for f in figs.values():
+        assert any(synthetic.FEATURES_GPU in t.get_text() and synthetic.FEATURES_COMMIT in t.get_text()
+                   for t in f.texts)
+    assert (out / "figures/cdist.png").exists() and (out / "figures/barycenter.pdf").exists()
+
+
+def test_synthetic_features_claims_are_the_file(synth):
+    """The cdist and barycenter claims: the target verdicts and the numbers as the CSV has them, the
+    ratio range only over points where both implementations passed."""
+    sweep, out = synth
+    claims = (out / "report.md").read_text().split("## Tables")[0]
+    cdist = claims.split("## 5. Pairwise distances (cdist)")[1].split("## 6.")[0]
+    bary = claims.split("## 6. Barycenters")[1]
+    target = next(r for r in features_rows(sweep.parent, "cdist") if r["target"])
+    assert f"Target point B1 = B2 = 8, N = 32, D = 2: {_fmt(float(target['ms']))} ms" in cdist
+    assert f"target ms <= 5: **{'met' if target['target_met'] == 'yes' else 'not met'}**" in cdist
+    assert "Not passed at B1 = B2 = 4, N = 64, D = 1: error (RuntimeError: synthetic cdist launch error)." in cdist
+    assert synthetic.FEATURES_COMMIT in cdist and "CUDA events" in cdist
+    rows = features_rows(sweep.parent, "barycenter")
+    both = [float(r["ratio"]) for r in rows if r["ratio"]]
+    line = next(l for l in bary.splitlines() if l.startswith("- Where both ran"))
+    shown = [float(v) for v in re.findall(r"([0-9.]+)× \(", line)]
+    assert line.startswith(f"- Where both ran ({len(both)} points)")
+    assert rounded(shown[0], min(both)) and rounded(shown[1], max(both)), line
+    target = next(r for r in rows if r["target"])
+    assert target["target_met"] == "yes" and "**met**" in bary
+    assert f"ratio {_fmt(float(target['ratio']))}×" in bary
+    assert "softdtw-cuda-torch not measured at B = 5, N = 40, D = 3: not supported (synthetic: needs CUDA" in bary
+    assert "[figures/cdist.png]" in cdist and "[figures/barycenter.png]" in bary

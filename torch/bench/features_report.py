@@ -1,0 +1,101 @@
+"""features.md from the rows of features.csv: cdist throughput, barycenter time per iteration against
+softdtw-cuda-torch, issue 14's targets with met or not met, and how it was all measured.
+
+    python3 torch/bench/features_report.py results/h100/features.csv > results/h100/features.md
+"""
+import csv
+import sys
+
+from step_report import _f, _num
+
+COLUMNS = (
+    "gpu commit date kind method reps B1 B2 B N D gamma iterations lr ms p10_ms p90_ms pairs_per_s ms_per_iter "
+    "baseline_ms baseline_p10_ms baseline_p90_ms baseline_ms_per_iter ratio objective baseline_objective "
+    "objective_rel_diff verified value_err value_tol target target_met disposition error baseline_disposition "
+    "baseline_error"
+).split()
+BASELINE = "softdtw-cuda-torch"
+TIMERS = {"cuda-events": "CUDA events around each call", "wall-clock": "the wall clock around each call (CPU)"}
+
+
+METHOD = {
+    "cdist": "cdist: `cdist_soft_dtw(X, Y)` values only under `torch.no_grad`; pairs/s = B1 x B2 / median; verified "
+             "on a random sample of pairs against `soft_dtw` in float64 on the CPU (largest |error| over largest "
+             "|value|).",
+    "barycenter": f"Barycenter: `softdtw_barycenter` with early stopping off, ours and {BASELINE}'s on the same data "
+                  "and settings in the same process; ms per iteration = call / iterations; objective = mean soft-DTW "
+                  "of the result to the series, float64 on the CPU.",
+}
+
+
+def method_text(row, kinds=tuple(METHOD)):
+    """How the points of row's run were measured, for the kinds named."""
+    timer = TIMERS.get(row.get("method"), row.get("method", "?"))
+    return " ".join([f"One Python process; per point and implementation one untimed warm-up call, then {timer}, "
+                     f"median of {row.get('reps', '?')} calls (p10-p90 beside it)."] + [METHOD[k] for k in kinds])
+
+
+def where(row):
+    if row["kind"] == "cdist":
+        return f"cdist {row['B1']} x {row['B2']} pairs, N = M = {row['N']}, D = {row['D']}"
+    return f"barycenter of {row['B']} series, N = {row['N']}, D = {row['D']}, {row['iterations']} iterations"
+
+
+def target_line(row):
+    got = (f"{_f(_num(row, 'ms'))} ms" if row["kind"] == "cdist" else
+           f"{_f(_num(row, 'ratio'))}x faster per iteration, objective rel. diff. "
+           f"{_f(_num(row, 'objective_rel_diff'))}")
+    verdict = {"yes": "**met**", "no": "**not met**"}.get(row["target_met"], "not measured")
+    return f"- {where(row)}: target {row['target']}; measured {got}: {verdict}"
+
+
+def status(row, prefix=""):
+    disposition = row.get(prefix + "disposition", "")
+    return "ok" if disposition == "passed" else disposition or "-"
+
+
+def cdist_table(rows):
+    lines = ["| B1 x B2 | N = M | D | ms (p10-p90) | pairs/s | verified | max rel. err | check |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['B1']} x {r['B2']} | {r['N']} | {r['D']} | {_f(_num(r, 'ms'))} "
+                     f"({_f(_num(r, 'p10_ms'))}-{_f(_num(r, 'p90_ms'))}) | {_f(_num(r, 'pairs_per_s'))} | "
+                     f"{r['verified'] or '-'} | {_f(_num(r, 'value_err'), 2)} | {status(r)} |")
+    return lines
+
+
+def barycenter_table(rows):
+    lines = [f"| B | N | D | iterations | ours ms/iter | {BASELINE} ms/iter | ratio | objective ours | "
+             f"objective {BASELINE} | rel. diff | ours | {BASELINE} |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['B']} | {r['N']} | {r['D']} | {r['iterations']} | {_f(_num(r, 'ms_per_iter'))} | "
+                     f"{_f(_num(r, 'baseline_ms_per_iter'))} | {_f(_num(r, 'ratio'))} | "
+                     f"{_f(_num(r, 'objective'), 7)} | {_f(_num(r, 'baseline_objective'), 7)} | "
+                     f"{_f(_num(r, 'objective_rel_diff'), 2)} | {status(r)} | {status(r, 'baseline_')} |")
+    return lines
+
+
+def markdown(rows):
+    rows = [{k: ("" if r.get(k) is None else str(r.get(k))) for k in COLUMNS} for r in rows]
+    head = rows[0] if rows else {}
+    lines = ["# Pairwise soft-DTW and barycenters (torch/bench/features.py)", "",
+             f"GPU {head.get('gpu', '?')}, commit {head.get('commit', '?')}, {head.get('date', '?')}. Method: "
+             + method_text(head), "", "Targets (issue 14, stated for the H100):", ""]
+    targets = [r for r in rows if r["target"]]
+    lines += [target_line(r) for r in targets] or ["- none of the target points is in this run"]
+    for kind, table in (("cdist", cdist_table), ("barycenter", barycenter_table)):
+        mine = [r for r in rows if r["kind"] == kind]
+        if mine:
+            lines += ["", f"## {kind}", ""] + table(mine)
+    errors = [(r, p) for r in rows for p in ("", "baseline_") if r[p + "error"]]
+    if errors:
+        lines += ["", "Not measured or failed:", ""] + [
+            f"- {where(r)}, {BASELINE if p else 'ours'}: {r[p + 'disposition']}: "
+            f"{r[p + 'error']}" for r, p in errors]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1], newline="") as f:
+        sys.stdout.write(markdown(list(csv.DictReader(f))))
