@@ -111,6 +111,7 @@ BENCHMARK(BM_SoftDtw)
     ->Args({8, 4096, 16, 1})->Args({8, 4096, 16, 0})
     ->Args({1, 8192, 8, 1})->Args({1, 8192, 8, 0})
     ->Args({1, 65536, 8, 1})
+    ->Args({1024, 1024, 64, 1})->Args({16, 8192, 16, 1})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 }  // namespace

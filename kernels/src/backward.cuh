@@ -30,13 +30,13 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
     if (!begin_strip(s, ticket, true, strip)) continue;
     const int64_t b = strip.b, k = strip.k, state_strip = b * s.strips + k;
     const int rows = strip.rows, cols = strip.cols, row0 = strip.row0, i = row0 + lane;
-    int* my_progress = s.progress + ticket;
+    int* my_progress = s.progress + strip.id;
     const bool row_ok = i < rows;
     const bool fed_from_below = row0 + kWarp < rows;
     const bool writes_ring = k > 0 && lane == 0;
     C* ring_out = a.ring + strip.slot * s.m * 2;
     const C* ring_in = a.ring + strip.previous * s.m * 2;
-    int* below_progress = s.progress + ticket - 1;
+    int* below_progress = s.progress + strip.id - 1;
     auto* st = a.state + state_index(state_strip, s.m, 0, lane);
     T* E_row = kDenseE ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
     const C dvalue = static_cast<C>(a.dvalues[b]);

@@ -122,14 +122,14 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     if (!begin_strip(s, ticket, false, strip)) continue;
     const int64_t b = strip.b, k = strip.k;
     const int rows = strip.rows, cols = strip.cols, row0 = strip.row0, i = row0 + lane;
-    int* my_progress = s.progress + ticket;
+    int* my_progress = s.progress + strip.id;
     const bool row_ok = i < rows;
     const bool feeds_below = row0 + kWarp < rows;
     const bool writes_ring = feeds_below && lane == kWarp - 1;
     double* ring_out = a.ring + strip.slot * s.m;
     const double* ring_in = a.ring + strip.previous * s.m;
-    int* above_progress = s.progress + ticket - 1;
-    auto* st = kSaveState ? a.state + state_index(ticket, s.m, 0, lane) : nullptr;
+    int* above_progress = s.progress + strip.id - 1;
+    auto* st = kSaveState ? a.state + state_index(b * s.strips + k, s.m, 0, lane) : nullptr;
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
     const int j_end = row_ok ? cols : 0;

@@ -2,7 +2,9 @@
 // How warps share the DP grid: each warp owns a strip of 32 rows of one pair and walks across its
 // columns on a skewed anti-diagonal (lane l at step t holds column t - l). Strips are handed out
 // by an atomic ticket in dependency order, so a warp only ever waits on a strip whose ticket was
-// taken earlier, by a warp that is already running: no deadlock for any grid size.
+// taken earlier, by a warp that is already running: no deadlock for any grid size. Tickets take
+// the strips of up to kInterleavedPairs pairs row by row (strip 0 of each, then strip 1, ...), so
+// a strip starts long after the one it waits on, which has run ahead by then.
 // Borders between strips travel through a ring of slots in global memory, guarded by a
 // per-strip progress counter (release/acquire at device scope).
 #include <cuda/atomic>
@@ -15,6 +17,7 @@ constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kDone = 0x7fffffff;  // progress of a finished strip
 constexpr int kPublishEvery = 32;  // columns between two progress updates
+constexpr int64_t kInterleavedPairs = 1024;
 
 struct Schedule {
   int64_t batch, n, m;
@@ -67,21 +70,23 @@ __device__ inline int wait_for(int* progress, int needed, int known) {
 // Each pair has its own ring, so pairs never wait on each other. The strip at position `order` in
 // its pair's work order writes slot order % ring_slots once the reader of that slot's previous
 // content (position order - ring_slots + 1) has finished; returns the slot.
-__device__ inline int64_t claim_slot(const Schedule& s, int64_t ticket, int64_t order) {
-  if ((threadIdx.x & 31) == 0 && order >= s.ring_slots) wait_for(s.progress + (ticket - s.ring_slots + 1), kDone, 0);
+// `id` = b * strips + order indexes the progress counters.
+__device__ inline int64_t claim_slot(const Schedule& s, int64_t id, int64_t b, int64_t order) {
+  if ((threadIdx.x & 31) == 0 && order >= s.ring_slots) wait_for(s.progress + (id - s.ring_slots + 1), kDone, 0);
   __syncwarp();
-  return (ticket / s.strips) * s.ring_slots + order % s.ring_slots;
+  return b * s.ring_slots + order % s.ring_slots;
 }
 
 // The slot of the strip just before in the pair's work order (valid when order > 0).
-__device__ inline int64_t previous_slot(const Schedule& s, int64_t ticket, int64_t order) {
-  return (ticket / s.strips) * s.ring_slots + (order + s.ring_slots - 1) % s.ring_slots;
+__device__ inline int64_t previous_slot(const Schedule& s, int64_t b, int64_t order) {
+  return b * s.ring_slots + (order + s.ring_slots - 1) % s.ring_slots;
 }
 
 // What a warp knows about the strip its ticket names. `order` is the strip's position in its
-// pair's work order; the forward walks strips top-down (k = order), the backward bottom-up.
+// pair's work order; the forward walks strips top-down (k = order), the backward bottom-up. The
+// strip's progress counter is progress[id], the one it waits on progress[id - 1].
 struct Strip {
-  int64_t ticket, b, order, k;
+  int64_t id, b, order, k;
   int rows, cols, row0;
   int64_t slot, previous;  // ring slots written and read (previous is valid when order > 0)
 };
@@ -89,19 +94,22 @@ struct Strip {
 // Fills `strip` for the ticket; returns false (after marking the strip done) when the strip lies
 // wholly below the pair's last row and has nothing to do.
 __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
-  strip.ticket = ticket;
-  strip.b = ticket / s.strips;
-  strip.order = ticket % s.strips;
+  const int64_t group = min(s.batch, kInterleavedPairs), group_tickets = group * s.strips;
+  const int64_t first = ticket / group_tickets * group, within = ticket % group_tickets;
+  const int64_t pairs = min(group, s.batch - first);  // the last group may be smaller
+  strip.b = first + within % pairs;
+  strip.order = within / pairs;
+  strip.id = strip.b * s.strips + strip.order;
   strip.k = bottom_up ? s.strips - 1 - strip.order : strip.order;
   strip.rows = s.rows_of(strip.b);
   strip.cols = s.cols_of(strip.b);
   strip.row0 = static_cast<int>(strip.k) * kWarp;
   if (strip.row0 >= strip.rows) {
-    if ((threadIdx.x & 31) == 0) publish(s.progress + ticket, kDone);
+    if ((threadIdx.x & 31) == 0) publish(s.progress + strip.id, kDone);
     return false;
   }
-  strip.slot = claim_slot(s, ticket, strip.order);
-  strip.previous = previous_slot(s, ticket, strip.order);
+  strip.slot = claim_slot(s, strip.id, strip.b, strip.order);
+  strip.previous = previous_slot(s, strip.b, strip.order);
   return true;
 }
 
