@@ -27,10 +27,11 @@ class BenchCliFixture : public ::testing::Test {
   void TearDown() override {
     if (!HasFailure()) fs::remove_all(dir);
   }
-  // Runs the executable with `args`, returns its exit status; output in `out`.
-  int bench(const std::string& args) {
+  // Runs the executable with `args` (after shell assignments `env`, if any), returns its exit
+  // status; output in `out`.
+  int bench(const std::string& args, const std::string& env = "") {
     const auto log = (dir / "log.txt").string();
-    const int rc = std::system((kExe + " " + args + " > '" + log + "' 2>&1").c_str());
+    const int rc = std::system((env + (env.empty() ? "" : " ") + kExe + " " + args + " > '" + log + "' 2>&1").c_str());
     out = read_file(log);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }

@@ -171,7 +171,9 @@ TEST_F(BenchCli, HostEstimateMatchesMeasuredPeak) {
     return m.size() > 2 ? std::stod(m[1]) * (m[2] == "GiB" ? 1024.0 : 1.0) * 1024 * 1024 : 0.0;
   };
   const std::string head = "settings:\n  warmup: 0\n  reps: 1\n  verify: false\ngrids:\n  - impl: ";
-  const double base = peak_kib(head + "ours_cpu\n    B: 1\n    N: 8\n    D: 1\n");
+  // device: cpu in the baseline too: on a CUDA build a point on the GPU would add the CUDA
+  // context to the baseline and none of it to the measured points.
+  const double base = peak_kib(head + "ours_cpu\n    device: cpu\n    B: 1\n    N: 8\n    D: 1\n");
   for (const std::string impl : {"ours_cpu", "maghoumi", "reference_cpu"}) {
     const std::string yaml = head + impl + "\n    device: cpu\n    dtype: float64\n    B: 2\n    N: 2000\n    D: 4\n";
     const double est = estimate(yaml), used = peak_kib(yaml) - base;
@@ -212,7 +214,8 @@ TEST_F(BenchCli, SecondSweepIntoTheSameOutIsRefused) {
 
 TEST_F(BenchCli, GpusWithoutAGpuIsAClearError) {
   const std::string cfg = std::string(SDTW_BENCH_CONFIGS) + "/ci.yaml";
-  EXPECT_NE(bench("--sweep " + cfg + " --out " + p("r") + " --gpus all"), 0);
+  // No GPU visible, also on a machine that has one.
+  EXPECT_NE(bench("--sweep " + cfg + " --out " + p("r") + " --gpus all", "CUDA_VISIBLE_DEVICES="), 0);
   EXPECT_TRUE(out.find("--gpus all: this sdtw-bench was built without CUDA") != std::string::npos ||
               out.find("--gpus all: no CUDA device is visible") != std::string::npos)
       << out;
