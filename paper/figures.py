@@ -353,14 +353,14 @@ def barycenter_speed(results):
             draw(ax, impl, xs, features_series(mine, xs, prefix + "ms_per_iter", prefix), gaps,
                  lambda n, d=d: (("D", d), ("N", n)))
         for r in mine[mine["ok"] & mine["baseline_ok"]].itertuples():
-            ax.annotate(f"{r.ratio:.3g}×", (r.N, r.ms_per_iter), textcoords="offset points", xytext=(0, -12),
+            ax.annotate(f"{r.ratio:.3g}×", (r.N, r.ms_per_iter), textcoords="offset points", xytext=(0, 6),
                         ha="center", fontsize=7.5)
         log_axes(ax, xs, "sequence length N", "ms per iteration")
         ax.set_title(f"D = {d}", fontsize=9)
     first = rows.iloc[0]
     caption = (f"softdtw_barycenter of B = {', '.join(map(str, sorted(set(rows['B']))))} series, float32, gamma = "
                f"{first['gamma']:g}, {first['iterations']} Adam iterations, lr {first['lr']:g}, early stopping off; "
-               "under each point of ours: softdtw-cuda-torch / ours per iteration, both from one row. Method: "
+               "above each point of ours: softdtw-cuda-torch / ours per iteration, both from one row. Method: "
                f"{features_method(first, ('barycenter',))} "
                + gaps.caption())
     return finish(fig, axes, "Barycenter: time per iteration, ours and softdtw-cuda-torch", results.features_stamp(),

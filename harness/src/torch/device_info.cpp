@@ -80,6 +80,8 @@ std::vector<std::string> cuda_visible_devices() {
 int visible_gpu_count() {
   const std::vector<std::string> visible = cuda_visible_devices();
   if (!visible.empty()) return static_cast<int>(visible.size());
+  // Set but empty hides every GPU from CUDA; only unset leaves them all visible.
+  if (std::getenv("CUDA_VISIBLE_DEVICES")) return 0;
   std::error_code ec;
   int count = 0;
   for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec))
