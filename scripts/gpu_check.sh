@@ -58,8 +58,9 @@ if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
 fi
 if [ -n "${SDTW_SANITIZE:-}" ] && [ -x build-gpu/kernels/tests/sdtw_kernels_tests ]; then
   # Agreement cases 0, 3, 4, 7, 9 (N = M = 1, 32 x 32, 33 x 31, per-pair lengths, 257 x 130; both
-  # modes and dtypes), the launch tests (repeats, graph capture) and the cost tensor.
-  filter='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*'
+  # modes and dtypes), the launch tests (repeats, graph capture), the cost tensor, and the
+  # values-only forward at 1 x 1, 32 x 32, per-pair lengths and with pair indices.
+  filter='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*:Shapes/ValuesOnly.*/0:Shapes/ValuesOnly.*/3:Shapes/ValuesOnly.*/6:ValuesOnly.PairIndicesGiveTheGatheredPairs'
   for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 build-gpu/kernels/tests/sdtw_kernels_tests \
       --gtest_filter="$filter" >"$out/sanitizer_$tool.txt" 2>&1
