@@ -14,9 +14,10 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
   const double leaves = 2 * B * (N + M) * D * e;  // x, y and their gradients
   const double pairs_at_once = std::max(1.0, std::min(B, static_cast<double>(threads)));
   if (p.impl == "reference_cpu") {
-    // One pair per thread: D, R and E in float64 (Eigen), the gradient rows beside them.
+    // One pair per thread: D, R, the 1-based E and the E block it returns, in float64 (Eigen),
+    // the gradient rows beside them.
     const double pair_cells = std::max({N * M, p.normalize ? N * N : 0, p.normalize ? M * M : 0});
-    return leaves + B * (N + M) * D * 16 + pairs_at_once * pair_cells * 3 * 8;
+    return leaves + B * (N + M) * D * 16 + pairs_at_once * pair_cells * 4 * 8;
   }
   if (p.impl == "maghoumi") {
     // Costs by broadcasting: the (B, N, M, D) difference kept for the backward, its square, and
