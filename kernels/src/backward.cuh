@@ -11,7 +11,8 @@ namespace sdtw::kernels::detail {
 template <typename T>
 struct BackwardArgs {
   Schedule s;
-  const T* dvalues;                      // batch: upstream gradient of each value
+  const T* dvalues;                      // batch: upstream gradient of each value, dvalues_stride apart
+  int64_t dvalues_stride;
   typename CellState<T>::Word* state;    // as written by the forward; receives E when dense_E is null
   T* dense_E;                            // batch x n x m, or null
   typename CellState<T>::Compute* ring;  // batch x ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
@@ -39,7 +40,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
     int* below_progress = s.progress + strip.id - 1;
     auto* st = a.state + state_index(state_strip, s.m, 0, lane);
     T* E_row = kDenseE ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
-    const C dvalue = static_cast<C>(a.dvalues[b]);
+    const C dvalue = static_cast<C>(a.dvalues[b * a.dvalues_stride]);
     const int last_step = cols + kWarp - 1;
 
     C from_right = 0;       // E(i, j+1) * w_left(i, j+1)
@@ -104,6 +105,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
     }
     if (lane == 0) publish(my_progress, kDone);
   }
+  finish_launch(s);
 }
 
 }  // namespace sdtw::kernels::detail

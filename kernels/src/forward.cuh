@@ -212,6 +212,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     }
     if (lane == kWarp - 1) publish(my_progress, kDone);
   }
+  finish_launch(s);
 }
 
 }  // namespace sdtw::kernels::detail

@@ -113,4 +113,26 @@ __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool botto
   return true;
 }
 
+// Called by every warp once it has no ticket left. The last warp of the grid to get here puts the
+// scratch back to zero (ticket, progress counters, this count), so the launch after it on the same
+// workspace (the backward after the forward) needs no memset. The count sits beside the ticket.
+__device__ inline void finish_launch(const Schedule& s) {
+  const int lane = threadIdx.x & 31;
+  auto* finished = reinterpret_cast<unsigned*>(s.ticket + 1);
+  unsigned last = 0;
+  if (lane == 0) {
+    __threadfence();  // this warp's progress stores land before its count
+    last = atomicAdd(finished, 1u) + 1 == gridDim.x * (blockDim.x / kWarp);
+  }
+  if (!__shfl_sync(kFullMask, last, 0)) return;
+  __threadfence();
+  const int64_t strips = s.total(), quads = strips / 4;
+  for (int64_t k = lane; k < quads; k += kWarp) reinterpret_cast<int4*>(s.progress)[k] = make_int4(0, 0, 0, 0);
+  for (int64_t k = quads * 4 + lane; k < strips; k += kWarp) s.progress[k] = 0;
+  if (lane == 0) {
+    *s.ticket = 0;
+    *finished = 0;
+  }
+}
+
 }  // namespace sdtw::kernels::detail

@@ -45,7 +45,9 @@ detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* 
           p.x_index, p.y_index};
 }
 
-// Resets the ticket and the progress counters: memset nodes, so graph replays start clean.
+// Resets the ticket and the progress counters before a forward, whose workspace is new: memset
+// nodes, so graph replays start clean. Every launch leaves them zero when it ends
+// (finish_launch), so the backward needs none.
 void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t stream) {
   auto* base = static_cast<char*>(workspace);
   check(cudaMemsetAsync(base + w.ticket, 0, w.ring - w.ticket, stream), "cudaMemsetAsync(scratch)");
@@ -90,15 +92,15 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
 }
 
 template <typename T>
-void launch_backward(const Problem& p, const T* dvalues, T* dense_E, void* workspace, cudaStream_t stream) {
+void launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride, T* dense_E, void* workspace,
+                     cudaStream_t stream) {
   reject_pair_indices(p);
   require(dvalues, "dvalues");
   require(workspace, "workspace");
   using C = typename CellState<T>::Compute;
   const WorkspaceLayout w = layout_for<T>(p);
-  reset_scratch(w, workspace, stream);
   auto* base = static_cast<char*>(workspace);
-  detail::BackwardArgs<T> args{schedule_for(p, w, workspace), dvalues,
+  detail::BackwardArgs<T> args{schedule_for(p, w, workspace), dvalues, dvalues_stride,
                                reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
                                reinterpret_cast<C*>(base + w.ring)};
   constexpr auto dense = detail::backward_kernel<T, true>, in_state = detail::backward_kernel<T, false>;
@@ -153,11 +155,12 @@ void sqeuclidean_values(const Problem& p, const T* x, const T* y, T* values, voi
 }
 
 template <typename T>
-void cost_backward(const Problem& p, const T* dvalues, T* E, void* workspace, cudaStream_t stream) {
+void cost_backward(const Problem& p, const T* dvalues, T* E, void* workspace, cudaStream_t stream,
+                   int64_t dvalues_stride) {
   require(E, "E");
   if (p.x_len || p.y_len)
     check(cudaMemsetAsync(E, 0, sizeof(T) * p.batch * p.n * p.m, stream), "cudaMemsetAsync(E)");
-  launch_backward(p, dvalues, E, workspace, stream);
+  launch_backward(p, dvalues, dvalues_stride, E, workspace, stream);
 }
 
 template <typename T>
@@ -170,12 +173,12 @@ void sqeuclidean_forward(const Problem& p, const T* x, const T* y, T* values, vo
 
 template <typename T>
 void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
-                          void* workspace, cudaStream_t stream) {
+                          void* workspace, cudaStream_t stream, int64_t dvalues_stride) {
   require(x, "x");
   require(y, "y");
   require(grad_x, "grad_x");
   require(grad_y, "grad_y");
-  launch_backward<T>(p, dvalues, nullptr, workspace, stream);
+  launch_backward<T>(p, dvalues, dvalues_stride, nullptr, workspace, stream);
   const WorkspaceLayout w = layout_for<T>(p);
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
   const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
@@ -216,9 +219,10 @@ void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream
   template void cost_values<T>(const Problem&, const T*, T*, void*, cudaStream_t);                            \
   template void sqeuclidean_values<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);           \
   template void cost_forward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                           \
-  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                          \
+  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t, int64_t);                 \
   template void sqeuclidean_forward<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);          \
-  template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t); \
+  template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t, \
+                                        int64_t);                                                           \
   template void sqeuclidean_cost<T>(const Problem&, const T*, const T*, T*, cudaStream_t);
 SDTW_INSTANTIATE(float)
 SDTW_INSTANTIATE(double)

@@ -56,6 +56,34 @@ TEST(Launch, CapturedGraphReplaysOnNewInputs) {
   cudaStreamDestroy(stream);
 }
 
+// dvalues read with a stride: 0 (one upstream gradient for every pair, the backward of a sum)
+// and 3 give, bit for bit, the gradients of the same numbers laid out contiguously.
+TEST(Launch, StridedUpstreamGradientsAreReadInPlace) {
+  SDTW_REQUIRE_GPU();
+  auto rng = seeded_rng("dvalues stride");
+  const Case c{5, 70, 45, 12, 1.0, -1, true};
+  const Inputs in = draw_inputs(rng, c);
+  DeviceProblem dp(c, in);
+  DeviceBuffer<float> x(in.x.size()), y(in.y.size()), values(c.batch), gx(in.x.size()), gy(in.y.size());
+  x.upload(cast<float>(in.x));
+  y.upload(cast<float>(in.y));
+  auto grads = [&](const std::vector<float>& host, int64_t stride) {
+    DeviceBuffer<float> dvalues(host.size());
+    DeviceBuffer<char> workspace(workspace_bytes<float>(dp.problem));
+    dvalues.upload(host);
+    sqeuclidean_forward<float>(dp.problem, x.get(), y.get(), values.get(), workspace.get(), nullptr);
+    sqeuclidean_backward<float>(dp.problem, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(), workspace.get(),
+                                nullptr, stride);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return std::make_pair(gx.download(), gy.download());
+  };
+  const auto dv = cast<float>(in.dvalues);
+  std::vector<float> spread(dv.size() * 3, 1e30f);
+  for (std::size_t b = 0; b < dv.size(); ++b) spread[3 * b] = dv[b];
+  EXPECT_EQ(grads(spread, 3), grads(dv, 1));
+  EXPECT_EQ(grads({dv[0]}, 0), grads(std::vector<float>(dv.size(), dv[0]), 1));
+}
+
 void expect_rejected(const Problem& p, const char* parameter) {
   try {
     (void)workspace_bytes<float>(p);

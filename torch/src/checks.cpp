@@ -197,7 +197,8 @@ at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarTyp
                     dvalues.defined() ? dvalues.sizes() : at::IntArrayRef{}, ")");
   TORCH_CHECK(dvalues.device() == p.a.device(), "dvalues must be on ", p.a.device(), " (got ", dvalues.device(),
               ")");
-  return dvalues.reshape({p.batch}).to(compute).contiguous();
+  // Any stride, 0 included (the backward of a sum): the kernels read it in place, no copy.
+  return dvalues.reshape({p.batch}).to(compute);
 }
 
 }  // namespace sdtw::ops::detail

@@ -100,9 +100,10 @@ at::Tensor cost_backward_cuda(const at::Tensor& dvalues, const at::Tensor& D, co
     run([&] {
       if (compute == at::kDouble)
         kernels::cost_backward<double>(problem, dv.data_ptr<double>(), E.data_ptr<double>(), state.data_ptr(),
-                                       stream);
+                                       stream, dv.stride(0));
       else
-        kernels::cost_backward<float>(problem, dv.data_ptr<float>(), E.data_ptr<float>(), state.data_ptr(), stream);
+        kernels::cost_backward<float>(problem, dv.data_ptr<float>(), E.data_ptr<float>(), state.data_ptr(), stream,
+                                      dv.stride(0));
     });
   }
   return unbatch(E.to(D.scalar_type()), p);
@@ -154,11 +155,11 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
       if (compute == at::kDouble)
         kernels::sqeuclidean_backward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
                                               dv.data_ptr<double>(), gx.data_ptr<double>(), gy.data_ptr<double>(),
-                                              state.data_ptr(), stream);
+                                              state.data_ptr(), stream, dv.stride(0));
       else
         kernels::sqeuclidean_backward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
                                              dv.data_ptr<float>(), gx.data_ptr<float>(), gy.data_ptr<float>(),
-                                             state.data_ptr(), stream);
+                                             state.data_ptr(), stream, dv.stride(0));
     });
   }
   return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};

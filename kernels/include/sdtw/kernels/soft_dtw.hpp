@@ -63,10 +63,13 @@ void sqeuclidean_values(const Problem& problem, const T* x, const T* y, T* value
 
 // Unfused mode: the caller gives the cost tensor D (batch x n x m, row-major).
 // values: batch. E: batch x n x m, dvalue[b] * d sdtw_b / d D (zero in padding and off-band).
+// dvalue[b] is read at dvalues[b * dvalues_stride]: 0 takes one upstream gradient for every
+// pair (the backward of a sum) without a copy.
 template <typename T>
 void cost_forward(const Problem& problem, const T* D, T* values, void* workspace, cudaStream_t stream);
 template <typename T>
-void cost_backward(const Problem& problem, const T* dvalues, T* E, void* workspace, cudaStream_t stream);
+void cost_backward(const Problem& problem, const T* dvalues, T* E, void* workspace, cudaStream_t stream,
+                   int64_t dvalues_stride = 1);
 
 // Fused squared-Euclidean mode: x is batch x n x dim, y is batch x m x dim; no n x m cost
 // tensor exists. grad_x / grad_y (same shapes as x / y) are dvalue[b] * d sdtw_b / d x, y.
@@ -75,7 +78,7 @@ void sqeuclidean_forward(const Problem& problem, const T* x, const T* y, T* valu
                          cudaStream_t stream);
 template <typename T>
 void sqeuclidean_backward(const Problem& problem, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
-                          void* workspace, cudaStream_t stream);
+                          void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
 
 // The squared-Euclidean cost tensor D = ||x_i - y_j||^2 (batch x n x m, row-major) from x and y
 // as above, by the fused mode's cost policy (direct differences, no cancellation), for callers of
