@@ -19,6 +19,7 @@ struct JacobianArgs {
   const T* self;   // x for grad_x, y for grad_y
   const T* other;  // y for grad_x, x for grad_y
   T* grad;
+  const T* dense = nullptr;  // batch x n x m row-major, read instead of the state (kDense)
 };
 
 constexpr int kJacThreads = 256;
@@ -143,10 +144,22 @@ struct Tf32Product {
 template <typename T, int kFeatures>
 using JacobianProduct = std::conditional_t<std::is_same_v<T, float>, Tf32Product<kFeatures>, FmaProduct<T, kFeatures>>;
 
+// A row-major E (or any G): tile [in][row] is E(i0 + row, j0 + in) for rows of x and
+// E(i0 + in, j0 + row) for rows of y; consecutive threads take consecutive columns j (coalesced).
+template <typename T, bool for_y, int kRows, typename Tile>
+__device__ void load_dense_tile(const JacobianArgs<T>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
+                                Tile& e_tile) {
+  for (int idx = threadIdx.x; idx < kJacInner * kRows; idx += kJacThreads) {
+    const int in = for_y ? idx / kRows : idx % kJacInner, row = for_y ? idx % kRows : idx / kJacInner;
+    const int64_t i = i0 + (for_y ? in : row), j = j0 + (for_y ? row : in);
+    e_tile[in][row] = i < xl && j < yl ? a.dense[(b * a.n + i) * a.m + j] : T(0);
+  }
+}
+
 // One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
 // true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
-// of one strip).
-template <typename T, bool for_y, int kFeatures>
+// of one strip), or from a.dense when kDense.
+template <typename T, bool for_y, int kFeatures, bool kDense>
 __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
   using State = CellState<T>;
@@ -174,10 +187,11 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
   Product product;
   for (int64_t k0 = 0; k0 < inner; k0 += kJacInner) {
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
+    if constexpr (kDense) load_dense_tile<T, for_y, kRows>(a, b, i0, j0, xl, yl, e_tile);
     // A strip's tile loads go in batches of independent loads (one latency per batch, not per
     // load); every tile element is written, 0 off the grid, so no clearing pass is needed.
 #pragma unroll
-    for (int strip = 0; strip < kStrips; ++strip) {
+    for (int strip = 0; strip < (kDense ? 0 : kStrips); ++strip) {
       const int64_t i = i0 + strip * kWarp + lane;
       const bool row_ok = i < (for_y ? inner : rows);
       const auto* words = a.state + state_index(b * a.strips + i0 / kWarp + strip, a.m, j0, lane);
@@ -225,13 +239,13 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
 
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
 // Register caps chosen by measurement (H100): two blocks per SM for the wide feature tiles, three for the narrow one.
-template <typename T, int kFeatures>
+template <typename T, int kFeatures, bool kDense>
 __global__ void __launch_bounds__(kJacThreads, kFeatures > 16 ? 2 : 3) jacobian_kernel(JacobianArgs<T> gx, JacobianArgs<T> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
-    jacobian_block<T, false, kFeatures>(gx, blockIdx.x, tiles);
+    jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.x, tiles);
   else
-    jacobian_block<T, true, kFeatures>(gy, blockIdx.x - x_blocks, tiles);
+    jacobian_block<T, true, kFeatures, kDense>(gy, blockIdx.x - x_blocks, tiles);
 }
 
 }  // namespace sdtw::kernels::detail

@@ -110,14 +110,32 @@ void launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride,
 }
 
 // A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
-template <typename T, int kFeatures>
+template <typename T, int kFeatures, bool kDense>
 void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
   constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
   const int64_t x_blocks = (gx.n + kRows - 1) / kRows, y_blocks = (gx.m + kRows - 1) / kRows;
   const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((gx.dim + kFeatures - 1) / kFeatures),
                   static_cast<unsigned>(gx.batch));
-  detail::jacobian_kernel<T, kFeatures><<<grid, detail::kJacThreads, 0, stream>>>(gx, gy, static_cast<int>(x_blocks));
+  detail::jacobian_kernel<T, kFeatures, kDense><<<grid, detail::kJacThreads, 0, stream>>>(gx, gy, static_cast<int>(x_blocks));
   check(cudaGetLastError(), "gradient launch");
+}
+
+// Each feature tile gathers all of E again, so float (tensor cores) takes the narrowest tile that
+// holds all the features, up to 128; double keeps its FMA tiles of 16 and 64.
+template <typename T, bool kDense>
+void launch_jacobians(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (gx.dim <= 16)
+      launch_jacobian<T, 16, kDense>(gx, gy, stream);
+    else if (gx.dim <= 64)
+      launch_jacobian<T, 64, kDense>(gx, gy, stream);
+    else
+      launch_jacobian<T, 128, kDense>(gx, gy, stream);
+  } else if (gx.dim <= 32) {
+    launch_jacobian<T, 16, kDense>(gx, gy, stream);
+  } else {
+    launch_jacobian<T, 64, kDense>(gx, gy, stream);
+  }
 }
 
 }  // namespace
@@ -183,20 +201,22 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
   const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
   const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
-  // Each feature tile gathers all of E again, so float (tensor cores) takes the narrowest tile that
-  // holds all the features, up to 128; double keeps its FMA tiles of 16 and 64.
-  if constexpr (std::is_same_v<T, float>) {
-    if (p.dim <= 16)
-      launch_jacobian<T, 16>(gx, gy, stream);
-    else if (p.dim <= 64)
-      launch_jacobian<T, 64>(gx, gy, stream);
-    else
-      launch_jacobian<T, 128>(gx, gy, stream);
-  } else if (p.dim <= 32) {
-    launch_jacobian<T, 16>(gx, gy, stream);
-  } else {
-    launch_jacobian<T, 64>(gx, gy, stream);
-  }
+  launch_jacobians<T, false>(gx, gy, stream);
+}
+
+template <typename T>
+void sqeuclidean_cost_backward(const Problem& p, const T* x, const T* y, const T* G, T* grad_x, T* grad_y,
+                               cudaStream_t stream) {
+  if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
+    throw std::invalid_argument("sdtw::kernels: sqeuclidean_cost_backward needs batch, n, m and dim >= 1");
+  require(x, "x");
+  require(y, "y");
+  require(G, "G");
+  require(grad_x, "grad_x");
+  require(grad_y, "grad_y");
+  const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, 0, nullptr, nullptr, nullptr, x, y, grad_x, G};
+  const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, 0, nullptr, nullptr, nullptr, y, x, grad_y, G};
+  launch_jacobians<T, true>(gx, gy, stream);
 }
 
 template <typename T>
@@ -223,7 +243,8 @@ void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream
   template void sqeuclidean_forward<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);          \
   template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t, \
                                         int64_t);                                                           \
-  template void sqeuclidean_cost<T>(const Problem&, const T*, const T*, T*, cudaStream_t);
+  template void sqeuclidean_cost<T>(const Problem&, const T*, const T*, T*, cudaStream_t);                    \
+  template void sqeuclidean_cost_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, cudaStream_t);
 SDTW_INSTANTIATE(float)
 SDTW_INSTANTIATE(double)
 #undef SDTW_INSTANTIATE

@@ -131,7 +131,7 @@ TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   // The low-level operators have no gradient of their own: an error if one is asked of them, and
   // every backend (meta tensors included) reaches its kernel.
   for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward",
-                           "pairwise_soft_dtw_sqeuclidean"})
+                           "pairwise_soft_dtw_sqeuclidean", "sqeuclidean_cost_backward"})
     m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }
 

@@ -168,6 +168,19 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
   return unbatch(D, p);
 }
 
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_composite(const at::Tensor& G, const at::Tensor& x,
+                                                                       const at::Tensor& y) {
+  const Pair p = check_xy(x, y);
+  TORCH_CHECK_VALUE(G.numel() == p.batch * p.n * p.m, "G must have the shape of the cost of x and y (", p.batch,
+                    ", ", p.n, ", ", p.m, ") (got ", G.sizes(), ")");
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const at::Tensor g = G.reshape({p.batch, p.n, p.m}).to(compute), a = p.a.to(compute), b = p.b.to(compute);
+  // baddbmm folds the product, the difference and the factor 2 into one call per input.
+  const at::Tensor gx = at::baddbmm(a * g.sum(2).unsqueeze(-1), g, b, /*beta=*/2.0, /*alpha=*/-2.0);
+  const at::Tensor gy = at::baddbmm(b * g.sum(1).unsqueeze(-1), g.transpose(1, 2), a, /*beta=*/2.0, /*alpha=*/-2.0);
+  return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
+}
+
 #ifndef SDTW_TORCH_WITH_CUDA
 int64_t cuda_state_bytes(int64_t, int64_t, int64_t, int64_t, int64_t, bool) { return -1; }
 #endif
@@ -197,6 +210,7 @@ TORCH_LIBRARY(sdtw, m) {
       " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");
   m.def("sqeuclidean_cost(Tensor x, Tensor y) -> Tensor");
+  m.def("sqeuclidean_cost_backward(Tensor G, Tensor x, Tensor y) -> (Tensor grad_x, Tensor grad_y)");
   m.def(
       "soft_dtw_cost(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None)"
       " -> Tensor");
@@ -210,6 +224,7 @@ TORCH_LIBRARY_IMPL(sdtw, CPU, m) {
   m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cpu));
   m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cpu));
   m.impl("sqeuclidean_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_backward_cpu));
+  m.impl("sqeuclidean_cost_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_cost_backward_composite));
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CompositeImplicitAutograd, m) {

@@ -281,8 +281,38 @@ at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
 
 namespace {
 
+// sdtw::sqeuclidean_cost_backward: dL/dx = 2 (rowsum(G) x - G y), dL/dy = 2 (colsum(G) y - G^T x)
+// in one kernel launch.
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_cuda(const at::Tensor& G, const at::Tensor& x,
+                                                                   const at::Tensor& y) {
+  const Pair p = check_xy(x, y);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  TORCH_CHECK_VALUE(G.numel() == p.batch * p.n * p.m, "G must have the shape of the cost of x and y (", p.batch,
+                    ", ", p.n, ", ", p.m, ") (got ", G.sizes(), ")");
+  TORCH_CHECK(G.device() == p.a.device(), "G must be on ", p.a.device(), " (got ", G.device(), ")");
+  const at::Tensor Gc = G.reshape({p.batch, p.n, p.m}).to(compute).contiguous();
+  at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
+  if (p.batch > 0) {
+    const kernels::Problem problem = make_problem(p, 1.0, -1);
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      if (compute == at::kDouble)
+        kernels::sqeuclidean_cost_backward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
+                                                   Gc.data_ptr<double>(), gx.data_ptr<double>(), gy.data_ptr<double>(),
+                                                   stream);
+      else
+        kernels::sqeuclidean_cost_backward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
+                                                  Gc.data_ptr<float>(), gx.data_ptr<float>(), gy.data_ptr<float>(),
+                                                  stream);
+    });
+  }
+  return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
+}
+
 // D = ||x_i - y_j||^2 as one autograd node: the forward goes through the dispatcher (so fake
-// tensors trace it), the backward is dL/dx = 2 (rowsum(G) x - G y), dL/dy = 2 (colsum(G) y - G^T x).
+// tensors trace it), the backward one kernel (or torch ops under create_graph=True).
 struct SqEuclideanCost : torch::autograd::Function<SqEuclideanCost> {
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y) {
     ctx->save_for_backward({x, y});
@@ -295,9 +325,15 @@ struct SqEuclideanCost : torch::autograd::Function<SqEuclideanCost> {
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &y = saved[1], &G = grads[0];
-    // baddbmm folds the product, the difference and the factor 2 into one launch per input.
-    const at::Tensor gx = at::baddbmm(x * G.sum(2).unsqueeze(-1), G, y, /*beta=*/2.0, /*alpha=*/-2.0);
-    const at::Tensor gy = at::baddbmm(y * G.sum(1).unsqueeze(-1), G.transpose(1, 2), x, /*beta=*/2.0, /*alpha=*/-2.0);
+    if (!at::GradMode::is_enabled()) {  // through the dispatcher, so that fake tensors trace it
+      static const auto op = c10::Dispatcher::singleton()
+                                 .findSchemaOrThrow("sdtw::sqeuclidean_cost_backward", "")
+                                 .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                           const at::Tensor&)>();
+      auto [gx, gy] = op.call(G, x, y);
+      return {gx, gy};
+    }
+    auto [gx, gy] = sqeuclidean_cost_backward_composite(G, x, y);  // create_graph=True: differentiable
     return {gx, gy};
   }
 };
@@ -312,6 +348,7 @@ at::Tensor sqeuclidean_cost_cuda_autograd(const at::Tensor& x, const at::Tensor&
 
 TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
   m.impl("sqeuclidean_cost", TORCH_FN(sdtw::ops::detail::sqeuclidean_cost_cuda));
+  m.impl("sqeuclidean_cost_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_cost_backward_cuda));
   m.impl("cost_forward", TORCH_FN(sdtw::ops::detail::cost_forward_cuda));
   m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cuda));
   m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cuda));

@@ -32,6 +32,11 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
 // The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);
 
+// The gradients of sum G * ||x_i - y_j||^2 in differentiable torch ops: sdtw::sqeuclidean_cost_backward
+// on the CPU, and on CUDA under create_graph=True (otherwise one kernel).
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_composite(const at::Tensor& G, const at::Tensor& x,
+                                                                       const at::Tensor& y);
+
 #ifdef SDTW_TORCH_WITH_CUDA
 // ||x_i - y_j||^2 of CUDA tensors (batch x n x dim, batch x m x dim, float or double) by the
 // kernels' cost policy, differentiable (one kernel forward; bmm and reductions backward).

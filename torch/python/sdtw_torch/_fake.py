@@ -60,6 +60,13 @@ def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=N
     )
 
 
+def _sqeuclidean_cost_backward(G, x, y):
+    return (
+        torch.empty_like(x, memory_format=torch.contiguous_format),
+        torch.empty_like(y, memory_format=torch.contiguous_format),
+    )
+
+
 def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
     return X.new_empty((x_index.shape[0],), dtype=_value_dtype(X.dtype))
 
@@ -73,6 +80,7 @@ _FAKES = {
     "sqeuclidean_forward": _sqeuclidean_forward,
     "sqeuclidean_backward": _sqeuclidean_backward,
     "pairwise_soft_dtw_sqeuclidean": _pairwise_soft_dtw_sqeuclidean,
+    "sqeuclidean_cost_backward": _sqeuclidean_cost_backward,
 }
 
 if NEW_API:

@@ -237,3 +237,29 @@ def test_sqeuclidean_cost_operator():
         torch.ops.sdtw.sqeuclidean_cost(x, y.double())
     with pytest.raises(ValueError, match="same number of features"):
         torch.ops.sdtw.sqeuclidean_cost(x, y[..., :4])
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+@pytest.mark.parametrize("shape", [(3, 40, 33, 5), (2, 1, 70, 130), (1, 129, 1, 17)])
+def test_cost_backward_kernel_equals_the_torch_ops_formula(dtype, tol, shape):
+    """The unfused cost's backward is one kernel; its CPU twin (and the create_graph path) is the
+    formula in torch ops, computed here in float64."""
+    b, n, m, d = shape
+    x, y, G = rand(b, n, d, dtype=dtype), rand(b, m, d, dtype=dtype, seed=4), rand(b, n, m, dtype=dtype, seed=5)
+    gx, gy = torch.ops.sdtw.sqeuclidean_cost_backward(G, x, y)
+    wx, wy = torch.ops.sdtw.sqeuclidean_cost_backward(G.double().cpu(), x.double().cpu(), y.double().cpu())
+    assert gx.dtype == dtype and gx.is_cuda
+    assert rel_l2(gx.double().cpu(), wx) < tol and rel_l2(gy.double().cpu(), wy) < tol
+    ux, uy = torch.ops.sdtw.sqeuclidean_cost_backward(G[0], x[0], y[0])  # unbatched
+    assert ux.shape == (n, d) and rel_l2(ux.double().cpu(), wx[0]) < tol
+
+
+def test_unfused_step_gradient_through_the_cost_kernel_and_with_create_graph():
+    x, y = rand(4, 50, 6).requires_grad_(), rand(4, 45, 6, seed=6)
+    (gx,) = torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=False).sum(), x)
+    (fx,) = torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=True).sum(), x)
+    assert rel_l2(gx, fx) < 1e-4
+    D = sdtw_torch.pairwise_cost(x, y)
+    (g,) = torch.autograd.grad(D.sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)  # second order through the torch ops formula
+    assert torch.isfinite(h).all() and h.shape == x.shape

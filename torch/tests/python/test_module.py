@@ -384,3 +384,16 @@ def test_lengths_as_numpy_arrays_ints_and_0d_tensors():
         sdtw_torch.soft_dtw(x, y, x_lengths=3)
     with pytest.raises(TypeError, match="x_lengths must be an integer tensor"):
         sdtw_torch.soft_dtw(x, y, x_lengths=np.array([5.0, 3.0]))
+
+
+def test_cost_backward_operator_is_the_gradient_of_the_cost():
+    """sdtw::sqeuclidean_cost_backward(G, x, y) = d sum(G * pairwise_cost(x, y)) / d (x, y), batched and not."""
+    x, y, G = rand(3, 7, 4, requires_grad=True), rand(3, 5, 4, requires_grad=True), rand(3, 7, 5)
+    want = torch.autograd.grad((G * sdtw_torch.pairwise_cost(x, y)).sum(), (x, y))
+    got = torch.ops.sdtw.sqeuclidean_cost_backward(G, x.detach(), y.detach())
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-12, atol=1e-12)
+    one = torch.ops.sdtw.sqeuclidean_cost_backward(G[1], x[1].detach(), y[1].detach())
+    torch.testing.assert_close(one[0], want[0][1], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"G must have the shape of the cost of x and y \(3, 7, 5\)"):
+        torch.ops.sdtw.sqeuclidean_cost_backward(G[:, :6], x.detach(), y.detach())

@@ -86,4 +86,11 @@ void sqeuclidean_backward(const Problem& problem, const T* x, const T* y, const 
 template <typename T>
 void sqeuclidean_cost(const Problem& problem, const T* x, const T* y, T* D, cudaStream_t stream);
 
+// The gradients of sum_bij G_bij ||x_bi - y_bj||^2 (G batch x n x m, row-major, e.g. the unfused
+// mode's E): grad_x = 2 (rowsum(G) x - G y), grad_y = 2 (colsum(G) y - G^T x), in one launch, by
+// the fused mode's Jacobian product. Only batch, n, m and dim of the problem are read.
+template <typename T>
+void sqeuclidean_cost_backward(const Problem& problem, const T* x, const T* y, const T* G, T* grad_x, T* grad_y,
+                               cudaStream_t stream);
+
 }  // namespace sdtw::kernels
