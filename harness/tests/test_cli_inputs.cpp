@@ -178,8 +178,12 @@ TEST_F(BenchCli, HostEstimateMatchesMeasuredPeak) {
     // ru_maxrss cannot tell the point's memory from the process's own start-up peak, which is
     // most of `base` (the CUDA libraries make it ~0.5 GB on a GPU build): N grows until the
     // estimate is 4x base, so that peak - base is within a quarter of the point's need.
+    // reference_cpu: one pair, the part of its estimate that does not depend on how many pairs
+    // torch's thread pool runs at once (the estimate takes one per thread, an upper bound).
+    const std::string batch = impl == "reference_cpu" ? "1" : "2";
     auto yaml_at = [&](int n) {
-      return head + impl + "\n    device: cpu\n    dtype: float64\n    B: 2\n    N: " + std::to_string(n) + "\n    D: 4\n";
+      return head + impl + "\n    device: cpu\n    dtype: float64\n    B: " + batch + "\n    N: " + std::to_string(n) +
+             "\n    D: 4\n";
     };
     int n = 2000;
     while (estimate(yaml_at(n)) < 4 * base && n < 12000) n = n * 5 / 4;

@@ -33,11 +33,9 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
     return leaves + cells * 4 * 8 + broadcast;
   }
   const double state = cuda_state_bytes >= 0 ? cuda_state_bytes : cells * (e == 8 ? 16 : 4);
-  // Unfused: the cost tensor and its gradient besides the kernels' state, and the cuBLAS workspace
-  // that its backward's batched matmuls take from the caching allocator (32 MiB on Hopper, where
-  // it was measured; less on older GPUs, where this errs high).
-  constexpr double kCublasWorkspace = 32.0 * 1024 * 1024;
-  const double unfused = p.impl == "ours_unfused" ? 2 * cells * e + kCublasWorkspace : 0;
+  // Unfused: the cost tensor and its gradient besides the kernels' state (the cost's backward is
+  // one kernel: no cuBLAS workspace).
+  const double unfused = p.impl == "ours_unfused" ? 2 * cells * e : 0;
   return leaves + state + unfused;
 }
 
