@@ -5,6 +5,7 @@
 // predecessor weights for the backward. A warp first stages its strip's whole cost in the strip's
 // state words, then walks the strip in chunks of 32 steps: the chunk's costs and border values are
 // fetched together first, so neither the cost's arithmetic nor a load latency sits on the chain.
+// The values-only forward (no state) computes each chunk's costs right before its steps instead.
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -20,7 +21,7 @@ struct ForwardArgs {
   Schedule s;
   double gamma;
   T* values;                           // batch
-  typename CellState<T>::Word* state;  // (batch * strips) x (m + 31) x 32, by warp step
+  typename CellState<T>::Word* state;  // (batch * strips) x (m + 31) x 32, by warp step; null: values only
   double* ring;                        // batch x ring_slots x m: the last row of R of a strip
 };
 

@@ -120,12 +120,14 @@ __device__ inline void finish_launch(const Schedule& s) {
   const int lane = threadIdx.x & 31;
   auto* finished = reinterpret_cast<unsigned*>(s.ticket + 1);
   unsigned last = 0;
+  __syncwarp();  // every lane's progress stores (lane 31 publishes in the forward) before lane 0's fence
   if (lane == 0) {
     __threadfence();  // this warp's progress stores land before its count
     last = atomicAdd(finished, 1u) + 1 == gridDim.x * (blockDim.x / kWarp);
   }
   if (!__shfl_sync(kFullMask, last, 0)) return;
   __threadfence();
+  __syncwarp();
   const int64_t strips = s.total(), quads = strips / 4;
   for (int64_t k = lane; k < quads; k += kWarp) reinterpret_cast<int4*>(s.progress)[k] = make_int4(0, 0, 0, 0);
   for (int64_t k = quads * 4 + lane; k < strips; k += kWarp) s.progress[k] = 0;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <type_traits>
@@ -110,14 +111,36 @@ void launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride,
 }
 
 // A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
+// A grid holds at most 65535 pairs in z: larger batches go in slices of pairs.
+constexpr int64_t kMaxGridZ = 65535;
+
+// The arguments of pairs [first, first + count) alone. self_rows and other_rows: n or m.
+template <typename T>
+detail::JacobianArgs<T> pairs_of(detail::JacobianArgs<T> a, int64_t first, int64_t count, int64_t self_rows,
+                                 int64_t other_rows) {
+  a.batch = count;
+  if (a.x_len) a.x_len += first;
+  if (a.y_len) a.y_len += first;
+  if (a.state) a.state += first * a.strips * (a.m + detail::kWarp - 1) * detail::kWarp;
+  if (a.dense) a.dense += first * a.n * a.m;
+  a.self += first * self_rows * a.dim;
+  a.other += first * other_rows * a.dim;
+  a.grad += first * self_rows * a.dim;
+  return a;
+}
+
 template <typename T, int kFeatures, bool kDense>
 void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
   constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
   const int64_t x_blocks = (gx.n + kRows - 1) / kRows, y_blocks = (gx.m + kRows - 1) / kRows;
-  const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((gx.dim + kFeatures - 1) / kFeatures),
-                  static_cast<unsigned>(gx.batch));
-  detail::jacobian_kernel<T, kFeatures, kDense><<<grid, detail::kJacThreads, 0, stream>>>(gx, gy, static_cast<int>(x_blocks));
-  check(cudaGetLastError(), "gradient launch");
+  for (int64_t first = 0; first < gx.batch; first += kMaxGridZ) {
+    const int64_t count = std::min(kMaxGridZ, gx.batch - first);
+    const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks),
+                    static_cast<unsigned>((gx.dim + kFeatures - 1) / kFeatures), static_cast<unsigned>(count));
+    detail::jacobian_kernel<T, kFeatures, kDense><<<grid, detail::kJacThreads, 0, stream>>>(
+        pairs_of(gx, first, count, gx.n, gx.m), pairs_of(gy, first, count, gx.m, gx.n), static_cast<int>(x_blocks));
+    check(cudaGetLastError(), "gradient launch");
+  }
 }
 
 // Each feature tile gathers all of E again, so float (tensor cores) takes the narrowest tile that
@@ -227,10 +250,14 @@ void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream
   require(y, "y");
   require(D, "D");
   constexpr int64_t kTile = detail::kWarp, kCols = kTile * detail::kCostTileWarps;
-  const dim3 grid(static_cast<unsigned>((p.m + kCols - 1) / kCols), static_cast<unsigned>((p.n + kTile - 1) / kTile),
-                  static_cast<unsigned>(p.batch));
-  detail::cost_tile_kernel<T><<<grid, kCols, 0, stream>>>(SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, p.n, p.m, D);
-  check(cudaGetLastError(), "cost launch");
+  for (int64_t first = 0; first < p.batch; first += kMaxGridZ) {
+    const int64_t count = std::min(kMaxGridZ, p.batch - first);
+    const dim3 grid(static_cast<unsigned>((p.m + kCols - 1) / kCols), static_cast<unsigned>((p.n + kTile - 1) / kTile),
+                    static_cast<unsigned>(count));
+    const SqEuclideanCost<T> cost{x + first * p.n * p.dim, y + first * p.m * p.dim, p.n, p.m, p.dim};
+    detail::cost_tile_kernel<T><<<grid, kCols, 0, stream>>>(cost, p.n, p.m, D + first * p.n * p.m);
+    check(cudaGetLastError(), "cost launch");
+  }
 }
 
 #define SDTW_INSTANTIATE(T)                                                                                   \

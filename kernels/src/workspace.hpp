@@ -1,6 +1,7 @@
 #pragma once
-// Layout of the caller's workspace: the saved state (kept from forward to backward) first, then
-// the scratch that each launch resets (ticket, progress counters, border ring).
+// Layout of the caller's workspace: the saved state (kept from forward to backward; none for the
+// values-only forward) first, then the scratch (ticket, progress counters: zeroed before a forward,
+// left zero by every launch) and the ring of strip borders.
 #include <cstddef>
 #include <cstdint>
 

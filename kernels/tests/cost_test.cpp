@@ -44,7 +44,8 @@ TEST_P(CostTensor, MatchesFloat64Sums) {
 INSTANTIATE_TEST_SUITE_P(Shapes, CostTensor,
                          ::testing::Values(Case{1, 1, 1, 1, 1.0}, Case{2, 1, 37, 3, 1.0}, Case{3, 33, 1, 5, 1.0},
                                            Case{2, 64, 129, 8, 1.0}, Case{1, 95, 70, 33, 1.0},
-                                           Case{4, 40, 300, 64, 1.0}, Case{1, 17, 19, 130, 1.0}));
+                                           Case{4, 40, 300, 64, 1.0}, Case{1, 17, 19, 130, 1.0},
+                                           Case{70000, 3, 4, 2, 1.0}));
 
 TEST(CostTensor, BadShapesAreRejected) {
   Problem p;

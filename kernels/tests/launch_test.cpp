@@ -84,6 +84,23 @@ TEST(Launch, StridedUpstreamGradientsAreReadInPlace) {
   EXPECT_EQ(grads({dv[0]}, 0), grads(std::vector<float>(dv.size(), dv[0]), 1));
 }
 
+// 70000 pairs with their own lengths: tickets in 69 groups of 1024 pairs (the last one smaller),
+// and gradient and cost grids sliced at 65535 pairs in z.
+TEST(Launch, BatchesBeyondOneGridSliceAndManyTicketGroups) {
+  SDTW_REQUIRE_GPU();
+  auto rng = seeded_rng("large batch");
+  const Case c{70000, 5, 4, 3, 0.5, -1, true};
+  const Inputs in = draw_inputs(rng, c);
+  const Expected want = reference_for<float>(c, in);
+  const auto fused = run_fused_mode<float>(c, in);
+  EXPECT_LE(max_relative(fused.values, want.values), 1e-5);
+  EXPECT_LE(relative_l2(fused.grad_x, want.grad_x), 1e-4);
+  EXPECT_LE(relative_l2(fused.grad_y, want.grad_y), 1e-4);
+  const auto unfused = run_cost_mode<float>(c, in, cost_tensor<float>(c, in));
+  EXPECT_LE(max_relative(unfused.values, want.values), 1e-5);
+  EXPECT_LE(relative_l2(unfused.E, want.E), 1e-4);
+}
+
 void expect_rejected(const Problem& p, const char* parameter) {
   try {
     (void)workspace_bytes<float>(p);

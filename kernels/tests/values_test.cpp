@@ -149,13 +149,25 @@ TEST(ValuesOnly, PairIndicesGiveTheGatheredPairs) {
   EXPECT_TRUE(same_bits(got, full_forward_values<float>(gathered, GX, GY)));
 }
 
+// Refused before anything is launched, so host pointers stand in for device ones.
 TEST(ValuesOnly, PairIndicesAreRefusedWhereStateIsSaved) {
   Problem p{2, 8, 8, 4, 1.0};
-  const int64_t* fake = reinterpret_cast<const int64_t*>(0x100);
-  p.x_index = fake;
-  p.y_index = fake;
-  EXPECT_THROW(sqeuclidean_forward<float>(p, nullptr, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
-  EXPECT_THROW(cost_values<float>(p, nullptr, nullptr, nullptr, nullptr), std::invalid_argument);
+  int64_t index[2] = {0, 1};
+  float data[4] = {};
+  p.x_index = index;
+  p.y_index = index;
+  const auto refused = [](auto&& call) {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()).find("pair indices") != std::string::npos;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused([&] { sqeuclidean_forward<float>(p, data, data, data, data, nullptr); }));
+  EXPECT_TRUE(refused([&] { sqeuclidean_backward<float>(p, data, data, data, data, data, data, nullptr); }));
+  EXPECT_TRUE(refused([&] { cost_forward<float>(p, data, data, data, nullptr); }));
+  EXPECT_TRUE(refused([&] { cost_values<float>(p, data, data, data, nullptr); }));
 }
 
 }  // namespace

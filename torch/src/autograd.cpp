@@ -1,6 +1,7 @@
 // The loss operators sdtw::soft_dtw_sqeuclidean and sdtw::soft_dtw_cost: soft-DTW values with
 // their autograd in C++, so that a training step is one dispatcher call forward and one C++ node
-// backward (no Python on the hot path). Without a gradient the state is freed on return.
+// backward (no Python on the hot path). Without a gradient no state is kept: on CUDA the
+// values-only kernels run, on the CPU the state is freed on return.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>

@@ -36,10 +36,14 @@ c10::optional<at::Tensor> check_lengths(const c10::optional<at::Tensor>& lengths
   return l.to(device, at::kLong).contiguous();
 }
 
-void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                  const c10::optional<at::Tensor>& y_lengths, Values values) {
+void check_gamma_bandwidth(double gamma, int64_t bandwidth) {
   TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
   TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
+}
+
+void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                  const c10::optional<at::Tensor>& y_lengths, Values values) {
+  check_gamma_bandwidth(gamma, bandwidth);
   HostLengths host;
   p.x_len = check_lengths(x_lengths, "x_lengths", p, p.n, host.x);
   p.y_len = check_lengths(y_lengths, "y_lengths", p, p.m, host.y);
@@ -183,12 +187,18 @@ PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Ten
   at::Tensor host;
   s.x_len = check_lengths(x_lengths, "x_lengths", px, X.size(1), host);
   s.y_len = check_lengths(y_lengths, "y_lengths", py, Y.size(1), host);
-  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
-  TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
+  check_gamma_bandwidth(gamma, bandwidth);
   TORCH_CHECK_VALUE(bandwidth < 0 || s.x_len || s.y_len || std::llabs(X.size(1) - Y.size(1)) <= bandwidth,
                     "bandwidth ", bandwidth, " leaves no alignment path for N = ", X.size(1), ", M = ", Y.size(1),
                     ": it must be >= |N - M| = ", std::llabs(X.size(1) - Y.size(1)));
   return s;
+}
+
+at::Tensor check_cost_gradient(const at::Tensor& G, const Pair& p) {
+  TORCH_CHECK_VALUE(G.defined() && G.numel() == p.batch * p.n * p.m, "G must have the shape of the cost of x and y (",
+                    p.batch, ", ", p.n, ", ", p.m, ") (got ", G.defined() ? G.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK(G.device() == p.a.device(), "G must be on ", p.a.device(), " (got ", G.device(), ")");
+  return G.reshape({p.batch, p.n, p.m});
 }
 
 at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute) {

@@ -47,6 +47,10 @@ PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Ten
                          const at::Tensor& y_index, double gamma, int64_t bandwidth,
                          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths);
 
+// G, the gradient of a cost tensor of x and y: (B, N, M) (or (N, M) unbatched) on their device;
+// returned as a (B, N, M) view.
+at::Tensor check_cost_gradient(const at::Tensor& G, const Pair& p);
+
 // dvalues must hold one number per pair: shape (B,) or () for unbatched inputs.
 at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute);
 

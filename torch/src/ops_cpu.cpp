@@ -134,10 +134,8 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
   check_state(state, p);
   const at::Tensor dv = check_dvalues(dvalues, p, at::kDouble);
   const at::Tensor E = state * dv.view({p.batch, 1, 1});
-  const at::Tensor x64 = p.a.to(at::kDouble), y64 = p.b.to(at::kDouble);
-  // grad_x = 2 (x * rowsum(E) - E y), grad_y = 2 (y * colsum(E) - E^T x)
-  const at::Tensor gx = 2.0 * (x64 * E.sum(2).unsqueeze(-1) - at::bmm(E, y64));
-  const at::Tensor gy = 2.0 * (y64 * E.sum(1).unsqueeze(-1) - at::bmm(E.transpose(1, 2), x64));
+  // E through the cost, in float64 like the reference.
+  const auto [gx, gy] = sqeuclidean_cost_backward_composite(E, p.a.to(at::kDouble), p.b.to(at::kDouble));
   return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
 }
 
@@ -171,10 +169,8 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
 std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_composite(const at::Tensor& G, const at::Tensor& x,
                                                                        const at::Tensor& y) {
   const Pair p = check_xy(x, y);
-  TORCH_CHECK_VALUE(G.numel() == p.batch * p.n * p.m, "G must have the shape of the cost of x and y (", p.batch,
-                    ", ", p.n, ", ", p.m, ") (got ", G.sizes(), ")");
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor g = G.reshape({p.batch, p.n, p.m}).to(compute), a = p.a.to(compute), b = p.b.to(compute);
+  const at::Tensor g = check_cost_gradient(G, p).to(compute), a = p.a.to(compute), b = p.b.to(compute);
   // baddbmm folds the product, the difference and the factor 2 into one call per input.
   const at::Tensor gx = at::baddbmm(a * g.sum(2).unsqueeze(-1), g, b, /*beta=*/2.0, /*alpha=*/-2.0);
   const at::Tensor gy = at::baddbmm(b * g.sum(1).unsqueeze(-1), g.transpose(1, 2), a, /*beta=*/2.0, /*alpha=*/-2.0);

@@ -289,10 +289,7 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_cuda(const at::Tens
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
-  TORCH_CHECK_VALUE(G.numel() == p.batch * p.n * p.m, "G must have the shape of the cost of x and y (", p.batch,
-                    ", ", p.n, ", ", p.m, ") (got ", G.sizes(), ")");
-  TORCH_CHECK(G.device() == p.a.device(), "G must be on ", p.a.device(), " (got ", G.device(), ")");
-  const at::Tensor Gc = G.reshape({p.batch, p.n, p.m}).to(compute).contiguous();
+  const at::Tensor Gc = check_cost_gradient(G, p).to(compute).contiguous();
   at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
   if (p.batch > 0) {
     const kernels::Problem problem = make_problem(p, 1.0, -1);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -39,10 +40,11 @@ void remove_result_files(const std::string& csv) {
 // linker binds in place of libstdc++'s, and on the GPU machine that copy calls a null pointer.
 void remove_tree(const fs::path& dir) {
   const auto remove_one = [](const char* path, const struct stat*, int, struct FTW*) {
-    ::remove(path);  // a file that stays is no reason to keep the others
+    ::remove(path);  // a file that stays is no reason to keep the others; the check below names it
     return 0;
   };
   ::nftw(dir.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS);
+  if (fs::exists(dir)) throw std::runtime_error("cannot remove " + dir.string() + ": " + std::strerror(errno));
 }
 
 // posix_spawn, not fork: the parent may hold CUDA and torch threads, and a fork runs every

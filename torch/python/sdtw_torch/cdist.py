@@ -57,15 +57,19 @@ def _chunk_pairs(pairs_per_chunk, X, Y, values_only):
     return max(1, _CELLS_PER_CHUNK["cuda" if X.is_cuda else "cpu"] // (n * m))
 
 
-def _values_only(X, Y, options):
-    """No gradient and the fused cost: the pairs operator, which indexes the pairs in the kernels."""
-    return options.fused and not (torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad))
+def _gradient_wanted(X, Y):
+    return torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad)
 
 
-def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk):
-    """soft-DTW of the pairs (X[i[p]], Y[j[p]]), chunk pairs at a time. Values alone go through the
-    pairs operator; with a gradient each chunk is rebuilt in the backward (checkpoint), so the saved
-    state never outgrows one chunk."""
+def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
+    """soft-DTW of the pairs (X[i[p]], Y[j[p]]), in chunks sized for these two sets. Values alone
+    with the fused cost go through the pairs operator, which indexes the pairs in the kernels; with
+    a gradient each chunk is rebuilt in the backward (checkpoint), so the saved state never
+    outgrows one chunk."""
+    values_only = options.fused and not _gradient_wanted(X, Y)
+    chunk = _chunk_pairs(pairs_per_chunk, X, Y, values_only)
+    if i.numel() == 0:
+        return X.new_empty(0, dtype=torch.float64 if X.dtype == torch.float64 else torch.float32)
 
     def values(ic, jc):
         return soft_dtw(
@@ -74,12 +78,12 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk):
             x_lengths=None if X_lengths is None else X_lengths.index_select(0, ic),
             y_lengths=None if Y_lengths is None else Y_lengths.index_select(0, jc))
 
-    if _values_only(X, Y, options):
+    if values_only:
         return torch.cat([
             torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i[s:s + chunk], j[s:s + chunk], options.gamma,
                                                          options.bandwidth, X_lengths, Y_lengths)
             for s in range(0, i.numel(), chunk)])
-    recompute = torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad) and i.numel() > chunk
+    recompute = _gradient_wanted(X, Y) and i.numel() > chunk
     parts = []
     for start in range(0, i.numel(), chunk):
         ic, jc = i[start:start + chunk], j[start:start + chunk]
@@ -121,7 +125,6 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     X_lengths, x_host = check_set_lengths(X_lengths, X, "X_lengths")
     Y_lengths, y_host = (X_lengths, x_host) if symmetric else check_set_lengths(Y_lengths, Y, "Y_lengths")
     _check_band_of_sets(options.bandwidth, X, Y, x_host, y_host)
-    chunk = _chunk_pairs(pairs_per_chunk, X, Y, _values_only(X, Y, options))
     B1, B2 = X.shape[0], Y.shape[0]
     device = X.device
 
@@ -130,11 +133,12 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     else:
         flat = torch.arange(B1 * B2, device=device)
         i, j = flat // B2, flat % B2
-    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, chunk)
-    if normalize:
-        x_self = _pair_values(X, X, *(torch.arange(B1, device=device),) * 2, X_lengths, X_lengths, options, chunk)
+    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk)
+    if normalize:  # the self-terms' chunks are sized for their own sets (N x N, M x M)
+        x_self = _pair_values(X, X, *(torch.arange(B1, device=device),) * 2, X_lengths, X_lengths, options,
+                              pairs_per_chunk)
         y_self = x_self if symmetric else _pair_values(
-            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, chunk)
+            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, pairs_per_chunk)
         values = values - 0.5 * (x_self.index_select(0, i) + y_self.index_select(0, j))
     if not symmetric:
         return values.view(B1, B2)

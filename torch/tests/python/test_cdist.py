@@ -244,3 +244,24 @@ def test_cuda_values_keep_no_state_and_equal_the_training_forward_bit_for_bit():
     state_per_pair = 512 * 512 * 4  # what the forward that saves state keeps
     assert loss_peak < 16 * state_per_pair / 8, loss_peak
     assert cdist_peak < 16 * 16 * state_per_pair / 8, cdist_peak
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_one_series_with_itself(normalize):
+    """Y=None with one series: no pair off the diagonal; the divergence is [[0]], the value [[sdtw(x, x)]]."""
+    X = rand(1, 6, 2, seed=40)
+    C = sdtw_torch.cdist_soft_dtw(X, normalize=normalize)
+    want = 0.0 if normalize else sdtw_torch.soft_dtw(X, X).item()
+    assert C.shape == (1, 1) and abs(C.item() - want) < 1e-12
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_cuda_gradient_of_more_pairs_than_one_grid_holds():
+    """300 x 300 short series: 90000 pairs in one chunk, beyond the 65535 pairs a grid holds in z."""
+    X = rand(300, 4, 2, seed=41, dtype=torch.float32, device="cuda").requires_grad_()
+    Y = rand(300, 3, 2, seed=42, dtype=torch.float32, device="cuda")
+    (gx,) = torch.autograd.grad(sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.5).sum(), X)
+    Xc = X.detach().double().cpu().requires_grad_()
+    (gc,) = torch.autograd.grad(sdtw_torch.cdist_soft_dtw(Xc, Y.double().cpu(), gamma=0.5).sum(), Xc)
+    assert ((gx.double().cpu() - gc).norm() / gc.norm()).item() < 1e-4

@@ -3,7 +3,7 @@
 // Nothing here allocates, synchronises with the host, or knows about torch.
 //
 // Forward and backward are one persistent launch each (plus a gradient launch in the fused
-// squared-Euclidean mode); every call is capturable in a CUDA graph. The workspace holds the
+// squared-Euclidean mode, one per 65535 pairs); every call is capturable in a CUDA graph. The workspace holds the
 // saved state between forward and backward (the normalised softmin weights of each cell, 4 bytes
 // per cell for float, 16 for double) and a small scratch area; keep it alive and untouched
 // between the forward and the backward of one problem.
@@ -28,7 +28,7 @@ struct Problem {
   // the band gets an infinite value and a NaN gradient. Callers that can, validate them.
   const int64_t* x_len = nullptr;
   const int64_t* y_len = nullptr;
-  // Optional pair indices on the device (batch entries), values-only functions alone: pair b
+  // Optional pair indices on the device (batch entries), for sqeuclidean_values alone: pair b
   // compares row x_index[b] of x with row y_index[b] of y (and their lengths), so a pairwise
   // matrix needs no gathered copies of its inputs. Not read on the host; callers validate them.
   const int64_t* x_index = nullptr;
