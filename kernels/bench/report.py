@@ -1,20 +1,43 @@
 #!/usr/bin/env python3
-"""Turns sdtw_kernels_bench JSON (with --benchmark_repetitions) into the Markdown table of
-results/<gpu>/kernels.md: median and spread per point, cells per second, workspace per cell,
-fused/unfused ratio, and the issue's speed targets checked against the measured medians.
+"""Turns sdtw_kernels_bench JSON (with --benchmark_repetitions) into results/<gpu>/kernels.md and,
+with --csv, kernels.csv: per point the median and spread, cells per second, workspace per cell,
+fused/unfused ratio, the floors of kernels/NOTES.md (dependent chain, instruction issue, memory
+traffic) with the one that binds, and the kernels issue's targets checked against the medians.
 
-    report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" --commit abc123 --date 2026-11-22 > kernels.md
+    report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" --commit abc123 --date 2026-11-24 \\
+        --csv results/h100/kernels.csv > results/h100/kernels.md
 """
 import argparse
+import csv
 import json
+import math
 import re
 import sys
 
-TARGETS = {  # (B, N, D, fused) -> ms bound, from the kernels issue
-    (32, 512, 64, 1): 1.0,
-    (32, 2048, 64, 1): 10.0,
-    (1, 65536, 8, 1): 1000.0,
+# (B, N, D) of a fused float32 point -> (bound, unit): ms at most, or G cells/s at least.
+TARGETS = {
+    (16, 128, 64): (0.06, "ms"),
+    (32, 512, 64): (0.20, "ms"),
+    (32, 2048, 64): (2.5, "ms"),
+    (1024, 1024, 64): (60.0, "Gcells/s"),
+    (16, 8192, 16): (100.0, "Gcells/s"),
+    (1, 65536, 8): (40.0, "ms"),
 }
+UNFUSED_OVER_FUSED_MAX = 1.2
+
+# The floor model (kernels/NOTES.md, "The two numbers"), H100 SXM at the clock NOTES.md uses.
+SMS, ISSUE_PER_CLK, FP32_LANES, CLOCK_HZ = 132, 4, 128, 1.6e9
+HBM_BYTES_PER_S = 3.35e12
+DP_WARP_INSTRUCTIONS = 150 + 75  # per warp step, forward + backward
+STEP_NS = 30.0                   # one dependent warp step's arithmetic
+LAG_STEPS = 32                   # hand-off between strips, at least one chunk
+# HBM bytes per cell if nothing stays in L2: staging written and read, weights written, read and
+# overwritten by the backward, read by the gradient (fused); the unfused mode also reads D.
+BYTES_PER_CELL = {1: 24, 0: 28}
+
+COLUMNS = ["gpu", "commit", "date", "B", "N", "M", "D", "mode", "median_ms", "stddev_ms", "cells_per_s",
+           "workspace_bytes_per_cell", "floor_chain_ms", "floor_issue_ms", "floor_memory_ms", "binding_floor",
+           "target", "target_met"]
 
 
 def parse(name):
@@ -22,48 +45,98 @@ def parse(name):
     return tuple(int(fields[k]) for k in ("B", "N", "D", "fused"))
 
 
+def floors_ms(b, n, d, fused):
+    """chain, issue and memory floors in ms for N = M (kernels/NOTES.md)."""
+    cells = b * n * n
+    chain_steps = 2 * ((math.ceil(n / 32) - 1) * LAG_STEPS + n + 31)
+    chain = chain_steps * STEP_NS * 1e-6
+    issue = cells * DP_WARP_INSTRUCTIONS / 32 / (SMS * ISSUE_PER_CLK * CLOCK_HZ) * 1e3
+    if fused:  # the cost's 2 D lane operations per cell on the SIMT lanes
+        issue += cells * 2 * d / (SMS * FP32_LANES * CLOCK_HZ) * 1e3
+    memory = cells * BYTES_PER_CELL[fused] / HBM_BYTES_PER_S * 1e3
+    return {"chain": chain, "issue": issue, "memory": memory}
+
+
+def target_of(key, median_ms, cells_per_s, other_ms):
+    """(text, met) of the point's target, or ('', '') when it has none."""
+    b, n, d, fused = key
+    if fused and (b, n, d) in TARGETS:
+        bound, unit = TARGETS[(b, n, d)]
+        if unit == "ms":
+            return f"<= {bound:g} ms", median_ms <= bound
+        return f">= {bound:g} G cells/s", cells_per_s / 1e9 >= bound
+    if not fused and other_ms:
+        return f"<= {UNFUSED_OVER_FUSED_MAX:g}x fused", median_ms <= UNFUSED_OVER_FUSED_MAX * other_ms
+    return "", ""
+
+
+def rows_of(bench, gpu, commit, date):
+    points = {}
+    for r in bench["benchmarks"]:
+        if r.get("run_type") == "aggregate":
+            points.setdefault(parse(r["run_name"]), {})[r["aggregate_name"]] = r
+    rows = []
+    for key in sorted(points, key=lambda k: (k[1], k[0], k[2], -k[3])):
+        b, n, d, fused = key
+        p = points[key]
+        median = p["median"]["real_time"]
+        cells_per_s = p["median"].get("cells_per_s", float("nan"))
+        other = points.get((b, n, d, 1 - fused))
+        floors = floors_ms(b, n, d, fused)
+        target, met = target_of(key, median, cells_per_s, other and other["median"]["real_time"])
+        rows.append({
+            "gpu": gpu, "commit": commit, "date": date, "B": b, "N": n, "M": n, "D": d,
+            "mode": "fused" if fused else "unfused", "median_ms": median,
+            "stddev_ms": p.get("stddev", {}).get("real_time", float("nan")), "cells_per_s": cells_per_s,
+            "workspace_bytes_per_cell": p["median"].get("workspace_B_per_cell", float("nan")),
+            "floor_chain_ms": floors["chain"], "floor_issue_ms": floors["issue"], "floor_memory_ms": floors["memory"],
+            "binding_floor": max(floors, key=floors.get), "target": target,
+            "target_met": "" if met == "" else ("yes" if met else "no"),
+        })
+    return rows, next(r["repetitions"] for r in bench["benchmarks"] if r.get("run_type") == "aggregate")
+
+
+def markdown(rows, reps, gpu, commit, date):
+    out = [
+        "# Kernel micro-benchmark: forward + backward, float32\n",
+        f"GPU: {gpu}; commit: {commit}; date: {date}.",
+        f"Measured with `sdtw_kernels_bench --benchmark_repetitions={reps}` (CUDA events around forward + "
+        "backward, min 0.5 s per repetition; median over repetitions, spread = stddev).\n",
+        f"Floors (kernels/NOTES.md): chain = 2 x ((N/32 - 1) x {LAG_STEPS} + M + 31) dependent steps of "
+        f"{STEP_NS:g} ns; issue = {DP_WARP_INSTRUCTIONS}/32 warp instructions per cell (+ the fused cost's 2 D "
+        f"lane operations) at {SMS} SMs x {ISSUE_PER_CLK}/clk x {CLOCK_HZ / 1e9:g} GHz; memory = "
+        f"{BYTES_PER_CELL[1]} (fused) or {BYTES_PER_CELL[0]} (unfused) HBM bytes per cell at "
+        f"{HBM_BYTES_PER_S / 1e12:g} TB/s, if nothing stays in L2. The binding floor is the largest.\n",
+        "| B | N = M | D | mode | median ms | stddev ms | cells/s | workspace B/cell | chain ms | issue ms | "
+        "memory ms | binds | x floor | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        floor = r["floor_" + r["binding_floor"] + "_ms"]
+        out.append(
+            f"| {r['B']} | {r['N']} | {r['D']} | {r['mode']} | {r['median_ms']:.3f} | {r['stddev_ms']:.3f} | "
+            f"{r['cells_per_s'] / 1e9:.2f} G | {r['workspace_bytes_per_cell']:.3f} | {r['floor_chain_ms']:.3f} | "
+            f"{r['floor_issue_ms']:.3f} | {r['floor_memory_ms']:.3f} | {r['binding_floor']} | "
+            f"{r['median_ms'] / floor:.1f} | {r['target']} | {r['target_met']} |")
+    return "\n".join(out) + "\n"
+
+
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench_json")
     ap.add_argument("--gpu", required=True)
     ap.add_argument("--commit", required=True)
     ap.add_argument("--date", required=True)
+    ap.add_argument("--csv", help="also write the rows here (kernels.csv)")
     args = ap.parse_args()
-    runs = json.load(open(args.bench_json))["benchmarks"]
-    points = {}
-    for r in runs:
-        if r.get("run_type") != "aggregate":
-            continue
-        key = parse(r["run_name"])
-        p = points.setdefault(key, {})
-        p[r["aggregate_name"]] = r
-    out = sys.stdout
-    out.write(f"# Kernel micro-benchmark: forward + backward, float32\n\n")
-    out.write(f"GPU: {args.gpu}; commit: {args.commit}; date: {args.date}.\n")
-    reps = next(r["repetitions"] for r in runs if r.get("run_type") == "aggregate")
-    out.write(f"Measured with `sdtw_kernels_bench --benchmark_repetitions={reps}` (CUDA events "
-              "around forward + backward, min 0.5 s per repetition; median over repetitions, spread = stddev).\n\n")
-    out.write("| B | N = M | D | mode | median ms | stddev ms | cells/s | workspace B/cell | fused / unfused | target |\n")
-    out.write("|---|---|---|---|---|---|---|---|---|---|\n")
-    for key in sorted(points, key=lambda k: (k[1], k[0], k[2], -k[3])):
-        b, n, d, fused = key
-        p = points[key]
-        med = p["median"]["real_time"]
-        std = p.get("stddev", {}).get("real_time", float("nan"))
-        cells = p["median"].get("cells_per_s", float("nan"))
-        ws = p["median"].get("workspace_B_per_cell", float("nan"))
-        other = points.get((b, n, d, 1 - fused))
-        ratio = ""
-        if fused and other:
-            ratio = f"{med / other['median']['real_time']:.2f}"
-        target = ""
-        if key in TARGETS:
-            bound = TARGETS[key]
-            target = f"< {bound:g} ms: {'met' if med < bound else 'NOT met'}"
-        if fused and other and not target:
-            target = f"fused <= 1.5x unfused: {'met' if med <= 1.5 * other['median']['real_time'] else 'NOT met'}"
-        out.write(f"| {b} | {n} | {d} | {'fused' if fused else 'unfused'} | {med:.3f} | {std:.3f} | "
-                  f"{cells / 1e9:.2f} G | {ws:.3f} | {ratio} | {target} |\n")
+    with open(args.bench_json) as f:
+        rows, reps = rows_of(json.load(f), args.gpu, args.commit, args.date)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+    sys.stdout.write(markdown(rows, reps, args.gpu, args.commit, args.date))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,61 @@
+"""report.py on a synthetic sdtw_kernels_bench file: the CSV's columns, the floors of
+kernels/NOTES.md at points worked out by hand, and the issue's targets met or not."""
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPORT = Path(__file__).resolve().parents[1] / "report.py"
+sys.path.insert(0, str(REPORT.parent))
+import report  # noqa: E402
+
+
+def aggregate(b, n, d, fused, median_ms, cells_per_s):
+    name = f"BM_SoftDtw/B:{b}/N:{n}/D:{d}/fused:{fused}/min_time:0.500/manual_time"
+    base = {"run_name": name, "run_type": "aggregate", "repetitions": 3, "cells_per_s": cells_per_s,
+            "workspace_B_per_cell": 4.3}
+    return [dict(base, aggregate_name="median", real_time=median_ms),
+            dict(base, aggregate_name="stddev", real_time=0.001)]
+
+
+@pytest.fixture
+def rows(tmp_path):
+    bench = {"benchmarks": (
+        aggregate(16, 128, 64, 1, 0.05, 5.2e9) + aggregate(16, 128, 64, 0, 0.07, 3.7e9)
+        + aggregate(1024, 1024, 64, 1, 30.0, 35.8e9) + aggregate(32, 2048, 64, 1, 5.0, 26.8e9))}
+    (tmp_path / "bench.json").write_text(json.dumps(bench))
+    out = subprocess.run([sys.executable, str(REPORT), str(tmp_path / "bench.json"), "--gpu", "H100", "--commit",
+                          "abc", "--date", "2026-11-24", "--csv", str(tmp_path / "kernels.csv")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "| binds |" in out and "GPU: H100; commit: abc; date: 2026-11-24." in out
+    with open(tmp_path / "kernels.csv") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == report.COLUMNS
+        return {(int(r["B"]), int(r["N"]), r["mode"]): r for r in reader}
+
+
+def test_targets_met_and_not(rows):
+    assert rows[(16, 128, "fused")]["target"] == "<= 0.06 ms" and rows[(16, 128, "fused")]["target_met"] == "yes"
+    assert rows[(16, 128, "unfused")]["target"] == "<= 1.2x fused"
+    assert rows[(16, 128, "unfused")]["target_met"] == "no"  # 0.07 > 1.2 x 0.05
+    assert rows[(1024, 1024, "fused")]["target"] == ">= 60 G cells/s"
+    assert rows[(1024, 1024, "fused")]["target_met"] == "no"
+    assert rows[(32, 2048, "fused")]["target_met"] == "no"
+
+
+def test_floors_by_hand(rows):
+    # chain at N = 128: 2 x (3 x 32 + 128 + 31) = 510 steps of 30 ns
+    assert float(rows[(16, 128, "fused")]["floor_chain_ms"]) == pytest.approx(510 * 30e-6)
+    # issue at B32 N2048 D64 fused: 2^27 cells x 225 / 32 / (132 x 4 x 1.6e9) + 2^27 x 128 / (132 x 128 x 1.6e9)
+    cells = 32 * 2048 * 2048
+    issue = cells * 225 / 32 / (132 * 4 * 1.6e9) + cells * 128 / (132 * 128 * 1.6e9)
+    assert float(rows[(32, 2048, "fused")]["floor_issue_ms"]) == pytest.approx(issue * 1e3)
+    assert float(rows[(32, 2048, "fused")]["floor_memory_ms"]) == pytest.approx(cells * 24 / 3.35e12 * 1e3)
+    for r in rows.values():
+        floors = {k: float(r[f"floor_{k}_ms"]) for k in ("chain", "issue", "memory")}
+        assert r["binding_floor"] == max(floors, key=floors.get)
+    assert rows[(16, 128, "fused")]["binding_floor"] == "chain"
+    assert rows[(32, 2048, "fused")]["binding_floor"] == "issue"
