@@ -4,9 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "csv.hpp"
 
@@ -34,6 +36,20 @@ class BenchCliFixture : public ::testing::Test {
     const int rc = std::system((env + (env.empty() ? "" : " ") + kExe + " " + args + " > '" + log + "' 2>&1").c_str());
     out = read_file(log);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  // Starts the executable with `args` as a child process (stdout and stderr in `log`) and returns
+  // its pid, for tests that watch, kill or measure it; -1 if it could not fork.
+  pid_t start(const std::vector<std::string>& args, const std::string& log) const {
+    std::vector<char*> argv{const_cast<char*>(kExe.c_str())};  // built before the fork
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (!freopen(log.c_str(), "w", stdout) || ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) _exit(126);
+      ::execv(kExe.c_str(), argv.data());
+      _exit(127);
+    }
+    return pid;
   }
   std::string p(const std::string& f) const { return (dir / f).string(); }
   fs::path dir;

@@ -106,14 +106,8 @@ TEST_F(BenchCli, SigkillMidSweepThenResume) {
   std::ofstream(p("kill.yaml")) << "name: kill\nsettings:\n  reps: 2\ngrids:\n  - impl: reference_cpu\n"
                                    "    B: 4\n    N: {from: 100, to: 123, step: 1}\n    D: 4\n";
   const size_t n = 24;
-  const pid_t pid = fork();
+  const pid_t pid = start({"--sweep", p("kill.yaml"), "--out", p("r"), "--no-table"}, p("child.txt"));
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const std::string cfg = p("kill.yaml"), o = p("r"), log = p("child.txt");
-    if (!freopen(log.c_str(), "w", stdout)) _exit(126);
-    execl(kExe.c_str(), kExe.c_str(), "--sweep", cfg.c_str(), "--out", o.c_str(), "--no-table", static_cast<char*>(nullptr));
-    _exit(127);
-  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   size_t rows = 0;
   while (std::chrono::steady_clock::now() < deadline) {

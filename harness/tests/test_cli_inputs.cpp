@@ -95,13 +95,8 @@ TEST_F(BenchCli, UnknownImplAndNegativeLimitAreRejected) {
 TEST_F(BenchCli, HugeSweepIsRefusedWithoutGrowing) {
   std::ofstream(p("huge.yaml")) << "grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 1, to: 100000000, step: 1}\n"
                                    "    D: 1\n";
-  const pid_t pid = ::fork();
+  const pid_t pid = start({"--sweep", p("huge.yaml"), "--dry-run"}, p("child.txt"));
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (!freopen(p("child.txt").c_str(), "w", stderr)) _exit(126);
-    execl(kExe.c_str(), kExe.c_str(), "--sweep", p("huge.yaml").c_str(), "--dry-run", static_cast<char*>(nullptr));
-    _exit(127);
-  }
   int status = 0;
   rusage use{};
   ASSERT_EQ(::wait4(pid, &status, 0, &use), pid);
@@ -150,13 +145,7 @@ TEST_F(BenchCli, HostEstimateMatchesMeasuredPeak) {
   auto peak_kib = [&](const std::string& yaml) {
     std::ofstream(p("m.yaml")) << yaml;
     fs::remove_all(p("r"));
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      if (!freopen(p("child.txt").c_str(), "w", stdout)) _exit(126);
-      execl(kExe.c_str(), kExe.c_str(), "--sweep", p("m.yaml").c_str(), "--out", p("r").c_str(), "--no-table",
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    const pid_t pid = start({"--sweep", p("m.yaml"), "--out", p("r"), "--no-table"}, p("child.txt"));
     int status = 0;
     rusage use{};
     ::wait4(pid, &status, 0, &use);
@@ -200,14 +189,8 @@ TEST_F(BenchCli, HostEstimateMatchesMeasuredPeak) {
 TEST_F(BenchCli, SecondSweepIntoTheSameOutIsRefused) {
   std::ofstream(p("slow.yaml")) << "name: slow\nsettings:\n  reps: 2\ngrids:\n  - impl: reference_cpu\n"
                                    "    B: 4\n    N: {from: 100, to: 160, step: 1}\n    D: 4\n";
-  const pid_t pid = ::fork();
+  const pid_t pid = start({"--sweep", p("slow.yaml"), "--out", p("r"), "--no-table"}, p("child.txt"));
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (!freopen(p("child.txt").c_str(), "w", stdout)) _exit(126);
-    execl(kExe.c_str(), kExe.c_str(), "--sweep", p("slow.yaml").c_str(), "--out", p("r").c_str(), "--no-table",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline && !fs::exists(p("r/slow.json")))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

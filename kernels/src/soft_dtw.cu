@@ -17,7 +17,6 @@ namespace {
 using detail::CellState;
 using detail::WorkspaceLayout;
 
-
 void check(cudaError_t code, const char* what) {
   if (code != cudaSuccess) throw CudaError(code, std::string("sdtw::kernels: ") + what + ": " + cudaGetErrorString(code));
 }
@@ -92,9 +91,10 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   check(cudaGetLastError(), "forward launch");
 }
 
+// Returns the workspace's layout, which the gradient launch after it reads the state by.
 template <typename T>
-void launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride, T* dense_E, void* workspace,
-                     cudaStream_t stream) {
+WorkspaceLayout launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride, T* dense_E,
+                                void* workspace, cudaStream_t stream) {
   reject_pair_indices(p);
   require(dvalues, "dvalues");
   require(workspace, "workspace");
@@ -108,9 +108,9 @@ void launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride,
   const int grid = dense_E ? grid_for<T, dense>(p.batch * w.strips) : grid_for<T, in_state>(p.batch * w.strips);
   (dense_E ? dense : in_state)<<<grid, detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
   check(cudaGetLastError(), "backward launch");
+  return w;
 }
 
-// A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
 // A grid holds at most 65535 pairs in z: larger batches go in slices of pairs.
 constexpr int64_t kMaxGridZ = 65535;
 
@@ -121,7 +121,7 @@ detail::JacobianArgs<T> pairs_of(detail::JacobianArgs<T> a, int64_t first, int64
   a.batch = count;
   if (a.x_len) a.x_len += first;
   if (a.y_len) a.y_len += first;
-  if (a.state) a.state += first * a.strips * (a.m + detail::kWarp - 1) * detail::kWarp;
+  if (a.state) a.state += detail::state_index(first * a.strips, a.m, 0, 0);
   if (a.dense) a.dense += first * a.n * a.m;
   a.self += first * self_rows * a.dim;
   a.other += first * other_rows * a.dim;
@@ -129,6 +129,7 @@ detail::JacobianArgs<T> pairs_of(detail::JacobianArgs<T> a, int64_t first, int64
   return a;
 }
 
+// A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
 template <typename T, int kFeatures, bool kDense>
 void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
   constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
@@ -219,8 +220,7 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   require(y, "y");
   require(grad_x, "grad_x");
   require(grad_y, "grad_y");
-  launch_backward<T>(p, dvalues, dvalues_stride, nullptr, workspace, stream);
-  const WorkspaceLayout w = layout_for<T>(p);
+  const WorkspaceLayout w = launch_backward<T>(p, dvalues, dvalues_stride, nullptr, workspace, stream);
   const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
   const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
   const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};

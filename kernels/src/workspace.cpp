@@ -19,18 +19,22 @@ std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * 
 }  // namespace
 
 void validate(const Problem& p) {
-  std::ostringstream msg;
-  if (p.batch < 1) msg << "batch must be >= 1 (got " << p.batch << ")";
-  else if (p.n < 1) msg << "n (length of x) must be >= 1 (got " << p.n << ")";
-  else if (p.m < 1) msg << "m (length of y) must be >= 1 (got " << p.m << ")";
-  else if (p.dim < 1) msg << "dim must be >= 1 (got " << p.dim << ")";
-  else if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) msg << "gamma must be finite and > 0 (got " << p.gamma << ")";
-  else if (p.n > std::numeric_limits<int>::max() - 64) msg << "n must be < 2^31 - 64 (got " << p.n << ")";
-  else if (p.m > std::numeric_limits<int>::max() - 64) msg << "m must be < 2^31 - 64 (got " << p.m << ")";
-  else if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
-    msg << "bandwidth " << p.bandwidth << " leaves no alignment path for n = " << p.n << ", m = " << p.m
-        << ": it needs bandwidth >= |n - m|";
-  if (!msg.str().empty()) reject(msg.str());
+  // Every launch validates: the message is built only when a check fails.
+  const auto fail = [](const auto&... parts) {
+    std::ostringstream msg;
+    (msg << ... << parts);
+    reject(msg.str());
+  };
+  if (p.batch < 1) fail("batch must be >= 1 (got ", p.batch, ")");
+  if (p.n < 1) fail("n (length of x) must be >= 1 (got ", p.n, ")");
+  if (p.m < 1) fail("m (length of y) must be >= 1 (got ", p.m, ")");
+  if (p.dim < 1) fail("dim must be >= 1 (got ", p.dim, ")");
+  if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) fail("gamma must be finite and > 0 (got ", p.gamma, ")");
+  if (p.n > std::numeric_limits<int>::max() - 64) fail("n must be < 2^31 - 64 (got ", p.n, ")");
+  if (p.m > std::numeric_limits<int>::max() - 64) fail("m must be < 2^31 - 64 (got ", p.m, ")");
+  if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
+    fail("bandwidth ", p.bandwidth, " leaves no alignment path for n = ", p.n, ", m = ", p.m,
+         ": it needs bandwidth >= |n - m|");
 }
 
 WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column) {

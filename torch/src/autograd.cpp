@@ -37,12 +37,29 @@ bool gradient_wanted(std::initializer_list<at::Tensor> inputs) {
   return false;
 }
 
-void save_options(AutogradContext* ctx, double gamma, int64_t bandwidth) {
+// What both loss nodes keep for the backward: their tensor inputs (D, or x and y), the state,
+// the lengths and the options.
+struct Saved {
+  variable_list inputs;
+  at::Tensor state;
+  c10::optional<at::Tensor> x_lengths, y_lengths;
+  double gamma;
+  int64_t bandwidth;
+};
+
+void save(AutogradContext* ctx, variable_list inputs, const at::Tensor& state, double gamma, int64_t bandwidth,
+          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+  inputs.insert(inputs.end(), {state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
+  ctx->save_for_backward(inputs);
   ctx->saved_data["gamma"] = gamma;
   ctx->saved_data["bandwidth"] = bandwidth;
 }
-std::pair<double, int64_t> saved_options(AutogradContext* ctx) {
-  return {ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
+
+Saved saved(AutogradContext* ctx) {
+  variable_list all = ctx->get_saved_variables();
+  const std::size_t n = all.size() - 3;
+  return {variable_list(all.begin(), all.begin() + n), all[n], present(all[n + 1]), present(all[n + 2]),
+          ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
 }
 
 struct CostFunction : public torch::autograd::Function<CostFunction> {
@@ -50,19 +67,17 @@ struct CostFunction : public torch::autograd::Function<CostFunction> {
                             const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
-    ctx->save_for_backward({D, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-    save_options(ctx, gamma, bandwidth);
+    save(ctx, {D}, state, gamma, bandwidth, x_lengths, y_lengths);
     return values;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const variable_list saved = ctx->get_saved_variables();
-    const auto [gamma, bandwidth] = saved_options(ctx);
-    const auto x_lengths = present(saved[2]), y_lengths = present(saved[3]);
-    at::Tensor state = saved[1];
+    Saved s = saved(ctx);
+    const at::Tensor& D = s.inputs[0];
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    if (state_consumed(ctx, state)) state = std::get<1>(ops::cost_forward(saved[0], gamma, bandwidth, x_lengths, y_lengths));
-    at::Tensor E = ops::cost_backward(grads[0], saved[0], state, gamma, bandwidth, x_lengths, y_lengths);
+    if (state_consumed(ctx, s.state))
+      s.state = std::get<1>(ops::cost_forward(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
+    at::Tensor E = ops::cost_backward(grads[0], D, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
     return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -73,21 +88,17 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
                             const c10::optional<at::Tensor>& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
-    ctx->save_for_backward({x, y, state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
-    save_options(ctx, gamma, bandwidth);
+    save(ctx, {x, y}, state, gamma, bandwidth, x_lengths, y_lengths);
     return values;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const variable_list saved = ctx->get_saved_variables();
-    const auto [gamma, bandwidth] = saved_options(ctx);
-    const auto x_lengths = present(saved[3]), y_lengths = present(saved[4]);
-    at::Tensor state = saved[2];
+    Saved s = saved(ctx);
+    const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    if (state_consumed(ctx, state))
-      state = std::get<1>(ops::sqeuclidean_forward(saved[0], saved[1], gamma, bandwidth, x_lengths, y_lengths));
-    auto [gx, gy] =
-        ops::sqeuclidean_backward(grads[0], saved[0], saved[1], state, gamma, bandwidth, x_lengths, y_lengths);
+    if (state_consumed(ctx, s.state))
+      s.state = std::get<1>(ops::sqeuclidean_forward(x, y, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
+    auto [gx, gy] = ops::sqeuclidean_backward(grads[0], x, y, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
     return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
