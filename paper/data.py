@@ -11,16 +11,12 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "torch/bench"))
+from features_report import COLUMNS as FEATURES_COLUMNS  # noqa: E402  (features.csv's columns, one source)
 from features_report import method_text as features_method  # noqa: E402  (features.md's words, one source)
 SWEEP_COLUMNS = ["grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "normalize",
                  "disposition", "time_ms_median", "peak_mb", "grad_err", "message"]
 ACCURACY_COLUMNS = ["impl", "device", "N", "gamma", "grad_err", "status"]
 PUBLISHED_GPU = "GPU not stated"
-FEATURES_COLUMNS = ["gpu", "commit", "date", "kind", "method", "reps", "B1", "B2", "B", "N", "D", "gamma",
-                    "iterations", "lr", "ms", "p10_ms", "p90_ms", "pairs_per_s", "ms_per_iter", "baseline_ms_per_iter",
-                    "ratio", "objective", "baseline_objective", "objective_rel_diff", "verified", "value_err",
-                    "value_tol", "target", "target_met", "disposition", "error", "baseline_disposition",
-                    "baseline_error"]
 POINT_COLUMNS = ["impl", "source", "method", "gpu", "B", "N", "D", "ms", "peak_mb", "step_mb", "ok", "reason"]
 # How each source was measured (a ratio never mixes two of them).
 SWEEP_METHOD = "sdtw-bench"

@@ -57,8 +57,9 @@ def _grid_points(grid, where):
     return name, [Point(name, b, n, d) for b, n, d in itertools.product(*axes)]
 
 
-def _grids(path):
-    doc = yaml.safe_load(Path(path).read_text())
+def _grids(path, doc=None):
+    """The grids of the YAML file at path (doc: its parsed content, when the caller has it)."""
+    doc = yaml.safe_load(Path(path).read_text()) if doc is None else doc
     grids = []
     if doc.get("grids_from"):
         grids += _grids(Path(path).parent / doc["grids_from"])
@@ -80,7 +81,7 @@ def load(path, overrides=None):
         raise ValueError(f"gamma must be > 0, got {settings['gamma']}")
     config = Config(doc.get("name", Path(path).stem), settings, list(doc.get("impl", [])))
     seen = set()
-    for name, pts in _grids(path):
+    for name, pts in _grids(path, doc):
         fresh = [p for p in sorted(pts, key=lambda p: (p.N, p.B, p.D)) if (p.B, p.N, p.D) not in seen]
         seen.update((p.B, p.N, p.D) for p in fresh)
         if fresh:

@@ -40,6 +40,12 @@ def git_commit():
     return commit, "unknown" if commit == "unknown" else ("true" if status else "false")
 
 
+def commit_label():
+    """git_commit() as one field for a results row: the commit, marked ' (dirty)' when the tree was."""
+    commit, dirty = git_commit()
+    return commit + (" (dirty)" if dirty == "true" else "")
+
+
 def upstream_commits(peers):
     """folder -> commit, from the table of peers/README.md (| folder/ | upstream | commit | import |)."""
     readme = Path(peers) / "README.md" if peers else None

@@ -23,7 +23,7 @@ import sdtw_torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.append(str(HERE.parents[1]))  # baselines/, after everything else: the root's folders shadow nothing
-from baselines.originals.metadata import git_commit  # noqa: E402
+from baselines.originals.metadata import commit_label  # noqa: E402
 from features_report import COLUMNS, markdown  # noqa: E402
 from step import fmt, quantile  # noqa: E402
 from step import timed as event_times  # noqa: E402
@@ -168,7 +168,7 @@ def barycenter_point(b, n, d, args, baseline, why_not):
 
 
 def metadata(device, reps):
-    return {"gpu": torch.cuda.get_device_name() if device == "cuda" else "cpu", "commit": git_commit()[0],
+    return {"gpu": torch.cuda.get_device_name() if device == "cuda" else "cpu", "commit": commit_label(),
             "date": datetime.date.today().isoformat(), "gamma": GAMMA, "reps": reps,
             "method": "cuda-events" if device == "cuda" else "wall-clock"}
 

@@ -14,7 +14,6 @@ import datetime
 import math
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +22,8 @@ import torch
 import sdtw_torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # baselines/, after everything else
+from baselines.originals.metadata import commit_label  # noqa: E402
 from step_report import markdown  # noqa: E402
 
 POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
@@ -116,7 +117,7 @@ def compile_times(loss_fn, precision, x0, y0, warmup, steps):
     for _ in range(max(warmup, 3)):
         run()
     times = timed(run, steps)
-    skips = sum(counters["inductor"].get(k, 0) for k in ("cudagraph_skips",))
+    skips = counters["inductor"].get("cudagraph_skips", 0)
     return times, int(skips)
 
 
@@ -194,15 +195,7 @@ def run_point(args, b, n, d, api, mode, precision, meta):
 
 
 def metadata():
-    commit = os.environ.get("SDTW_GIT_COMMIT")
-    if not commit:
-        try:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                    check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            commit = "unknown"
-    return {"gpu": torch.cuda.get_device_name(), "commit": commit,
-            "date": datetime.date.today().isoformat()}
+    return {"gpu": torch.cuda.get_device_name(), "commit": commit_label(), "date": datetime.date.today().isoformat()}
 
 
 def fmt(value):
