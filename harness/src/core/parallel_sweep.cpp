@@ -116,11 +116,11 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
 
   // Deal the merged rows back to the shards that own their points, so each worker resumes.
   const size_t n = s.gpus.size();
-  std::map<std::string, size_t> shard_of;  // point key -> shard (0-based), by the workers' own rule
+  std::map<std::string, size_t> owner;  // point key -> shard (0-based), by the workers' own rule
+  for (const auto& p : s.points) owner[point_key(p)] = static_cast<size_t>(shard_of(p, static_cast<int>(n)) - 1);
   std::vector<std::string> shard_csv;
   for (size_t k = 0; k < n; ++k) {
     const Shard shard{static_cast<int>(k + 1), static_cast<int>(n)};
-    for (const auto& p : select_shard(s.points, shard)) shard_of[point_key(p)] = k;
     shard_csv.push_back((work / (shard_stem(s.name, shard) + ".csv")).string());
   }
   if (!before && fs::exists(s.csv)) before = read_results_repairing(s.csv, &out.repairs);
@@ -128,8 +128,8 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
     const Table& merged = *before;
     std::vector<Table> dealt(n, Table{merged.header, {}});
     for (size_t r = 0; r < merged.rows.size(); ++r) {
-      const auto it = shard_of.find(row_key(merged, r));
-      if (it != shard_of.end()) dealt[it->second].rows.push_back(merged.rows[r]);
+      const auto it = owner.find(row_key(merged, r));
+      if (it != owner.end()) dealt[it->second].rows.push_back(merged.rows[r]);
     }
     for (size_t k = 0; k < n; ++k)
       if (!dealt[k].rows.empty()) write_csv(shard_csv[k], dealt[k]);

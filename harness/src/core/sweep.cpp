@@ -26,10 +26,12 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
+int shard_of(const Point& p, int n) { return static_cast<int>(p.index % n) + 1; }
+
 std::vector<Point> select_shard(const std::vector<Point>& points, const Shard& s) {
   std::vector<Point> out;
   for (const auto& p : points)
-    if (p.index % s.n == s.k - 1) out.push_back(p);
+    if (shard_of(p, s.n) == s.k) out.push_back(p);
   return out;
 }
 

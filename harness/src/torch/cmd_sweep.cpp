@@ -157,7 +157,8 @@ int run_sweep_command(const SweepArgs& a) {
       std::cout << p.index << "\t" << p.grid << "\t" << describe(p) << "\tpeak ~" << format_bytes(est)
                 << (p.device == "cuda" ? " GPU" : " host");
       if (cap > 0 && est > cap) std::cout << " (> " << format_bytes(cap) << ": out_of_memory)";
-      if (!gpus.empty()) std::cout << "\tGPU " << gpus[static_cast<size_t>(p.index) % gpus.size()];
+      if (!gpus.empty())
+        std::cout << "\tGPU " << gpus[static_cast<size_t>(shard_of(p, static_cast<int>(gpus.size())) - 1)];
       std::cout << "\n";
     }
     std::cout << points.size() << " points\n";
