@@ -32,7 +32,8 @@ def method_text(row, kinds=tuple(METHOD)):
     """How the points of row's run were measured, for the kinds named."""
     timer = TIMERS.get(row.get("method"), row.get("method", "?"))
     return " ".join([f"One Python process; per point and implementation one untimed warm-up call, then {timer}, "
-                     f"median of {row.get('reps', '?')} calls (p10-p90 beside it)."] + [METHOD[k] for k in kinds])
+                     f"median of {row.get('reps', '?')} calls (p10-p90 beside it, nearest rank: with few calls, "
+                     "the fastest and the slowest)."] + [METHOD[k] for k in kinds])
 
 
 def where(row):
