@@ -18,9 +18,10 @@ struct BackwardArgs {
   typename CellState<T>::Compute* ring;  // batch x ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
 };
 
-// kDenseE: E goes to the caller's batch x n x m tensor (unfused mode) instead of over the state.
+// The strips of the backward, one ticket at a time, until the tickets run out. kDenseE: E goes
+// to the caller's batch x n x m tensor (unfused mode) instead of over the state.
 template <typename T, bool kDenseE>
-__global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(BackwardArgs<T> a) {
+__device__ void backward_strips(const BackwardArgs<T>& a) {
   using State = CellState<T>;
   using C = typename State::Compute;
   const int lane = threadIdx.x & 31;
@@ -103,9 +104,15 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(
         if (step == kWarp - 2 && writes_ring && t0 > 0 && t0 <= cols) publish(my_progress, t0);
       }
     }
+    __syncwarp();  // every lane's E before lane 0's release: the gradient may read it in this launch
     if (lane == 0) publish(my_progress, kDone);
   }
-  finish_launch(s);
+}
+
+template <typename T, bool kDenseE>
+__global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(BackwardArgs<T> a) {
+  backward_strips<T, kDenseE>(a);
+  finish_launch(a.s);
 }
 
 }  // namespace sdtw::kernels::detail

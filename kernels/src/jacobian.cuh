@@ -160,7 +160,7 @@ __device__ void load_dense_tile(const JacobianArgs<T>& a, int64_t b, int64_t i0,
 // true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
 // of one strip), or from a.dense when kDense.
 template <typename T, bool for_y, int kFeatures, bool kDense>
-__device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
+__device__ void jacobian_block(const JacobianArgs<T>& a, int64_t b, int64_t row_block, int64_t feature_tile,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
   using State = CellState<T>;
   using Product = JacobianProduct<T, kFeatures>;
@@ -168,13 +168,12 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t row_block,
   auto& e_tile = tiles.e;
   auto& o_tile = tiles.other;
 
-  const int64_t b = blockIdx.z;
   const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
   const int64_t yl = a.y_len ? Schedule::clamp_length(a.y_len[b], a.m) : a.m;
   const int64_t rows = for_y ? yl : xl, inner = for_y ? xl : yl;
   const int64_t padded_rows = for_y ? a.m : a.n, padded_inner = for_y ? a.n : a.m;
   const int64_t r0 = row_block * kRows;
-  const int64_t d0 = static_cast<int64_t>(blockIdx.y) * kFeatures;
+  const int64_t d0 = feature_tile * kFeatures;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   constexpr int kStrips = for_y ? 1 : kRows / kWarp;
   constexpr int kWidth = (for_y ? kRows : kJacInner) + kWarp - 1;  // warp steps of a strip that touch the tile
@@ -243,9 +242,9 @@ template <typename T, int kFeatures, bool kDense>
 __global__ void __launch_bounds__(kJacThreads, kFeatures > 16 ? 2 : 3) jacobian_kernel(JacobianArgs<T> gx, JacobianArgs<T> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
-    jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.x, tiles);
+    jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
   else
-    jacobian_block<T, true, kFeatures, kDense>(gy, blockIdx.x - x_blocks, tiles);
+    jacobian_block<T, true, kFeatures, kDense>(gy, blockIdx.z, blockIdx.x - x_blocks, blockIdx.y, tiles);
 }
 
 }  // namespace sdtw::kernels::detail

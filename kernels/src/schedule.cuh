@@ -32,7 +32,7 @@ struct Schedule {
   const int64_t* y_index = nullptr;
 
   static __device__ int64_t clamp_length(int64_t length, int64_t full) { return max(int64_t{1}, min(length, full)); }
-  __device__ int64_t total() const { return batch * strips; }
+  __host__ __device__ int64_t total() const { return batch * strips; }
   // Lengths fit in int, so the per-step index math stays 32-bit. Lengths on the device are not
   // validated (that would sync): out-of-range ones are clamped to [1, n] so memory stays in bounds.
   __device__ int rows_of(int64_t b) const {
@@ -69,10 +69,13 @@ __device__ inline int wait_for(int* progress, int needed, int known) {
 
 // Each pair has its own ring, so pairs never wait on each other. The strip at position `order` in
 // its pair's work order writes slot order % ring_slots once the reader of that slot's previous
-// content (position order - ring_slots + 1) has finished; returns the slot.
-// `id` = b * strips + order indexes the progress counters.
+// content (position order - ring_slots + 1) has finished; returns the slot. The last strip of the
+// order writes no border, so it waits for no slot. `id` = b * strips + order indexes the progress
+// counters.
 __device__ inline int64_t claim_slot(const Schedule& s, int64_t id, int64_t b, int64_t order) {
-  if ((threadIdx.x & 31) == 0 && order >= s.ring_slots) wait_for(s.progress + (id - s.ring_slots + 1), kDone, 0);
+  const bool writes = order < s.strips - 1;
+  if ((threadIdx.x & 31) == 0 && writes && order >= s.ring_slots)
+    wait_for(s.progress + (id - s.ring_slots + 1), kDone, 0);
   __syncwarp();
   return b * s.ring_slots + order % s.ring_slots;
 }
@@ -113,8 +116,12 @@ __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool botto
   return true;
 }
 
+// The ticket of the gradient's tiles in a backward that computes them in the same launch; it sits
+// beside the strips' ticket and the count of finished warps.
+__device__ inline unsigned long long* tile_ticket(const Schedule& s) { return s.ticket + 2; }
+
 // Called by every warp once it has no ticket left. The last warp of the grid to get here puts the
-// scratch back to zero (ticket, progress counters, this count), so the launch after it on the same
+// scratch back to zero (tickets, progress counters, this count), so the launch after it on the same
 // workspace (the backward after the forward) needs no memset. The count sits beside the ticket.
 __device__ inline void finish_launch(const Schedule& s) {
   const int lane = threadIdx.x & 31;
@@ -133,6 +140,7 @@ __device__ inline void finish_launch(const Schedule& s) {
   for (int64_t k = quads * 4 + lane; k < strips; k += kWarp) s.progress[k] = 0;
   if (lane == 0) {
     *s.ticket = 0;
+    *tile_ticket(s) = 0;
     *finished = 0;
   }
 }

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "backward.cuh"
+#include "backward_gradient.cuh"
 #include "forward.cuh"
 #include "jacobian.cuh"
 #include "pairwise.cuh"
@@ -53,12 +54,10 @@ void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t strea
   check(cudaMemsetAsync(base + w.ticket, 0, w.ring - w.ticket, stream), "cudaMemsetAsync(scratch)");
 }
 
-// Persistent grid: enough resident blocks to fill the device, never more than the strips need.
-// The device's capacity for a kernel is queried once per device and kept: the queries cost more
-// host time than a small launch.
-template <typename T, auto kernel>
-int grid_for(int64_t total_strips) {
-  constexpr int kThreads = detail::warps_per_block<T>() * detail::kWarp;
+// Blocks of `kernel` (kThreads each) that the device holds at once. Queried once per device and
+// kept: the queries cost more host time than a small launch.
+template <auto kernel, int kThreads>
+int resident_blocks() {
   constexpr int kDevices = 64;
   static std::atomic<int> resident_blocks[kDevices] = {};
   int device = 0;
@@ -71,6 +70,14 @@ int grid_for(int64_t total_strips) {
     resident = sms * (per_sm > 0 ? per_sm : 1);
     if (device < kDevices) resident_blocks[device].store(resident, std::memory_order_relaxed);
   }
+  return resident;
+}
+
+// Persistent grid: enough resident blocks to fill the device, never more than the strips need.
+template <typename T, auto kernel>
+int grid_for(int64_t total_strips) {
+  constexpr int kThreads = detail::warps_per_block<T>() * detail::kWarp;
+  const int resident = resident_blocks<kernel, kThreads>();
   const int64_t warps_per_block = kThreads / detail::kWarp;
   const int64_t wanted = (total_strips + warps_per_block - 1) / warps_per_block;
   return static_cast<int>(wanted < resident ? wanted : resident);
@@ -91,24 +98,25 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   check(cudaGetLastError(), "forward launch");
 }
 
-// Returns the workspace's layout, which the gradient launch after it reads the state by.
 template <typename T>
-WorkspaceLayout launch_backward(const Problem& p, const T* dvalues, int64_t dvalues_stride, T* dense_E,
-                                void* workspace, cudaStream_t stream) {
+detail::BackwardArgs<T> backward_args(const Problem& p, const WorkspaceLayout& w, const T* dvalues,
+                                      int64_t dvalues_stride, T* dense_E, void* workspace) {
   reject_pair_indices(p);
   require(dvalues, "dvalues");
   require(workspace, "workspace");
   using C = typename CellState<T>::Compute;
-  const WorkspaceLayout w = layout_for<T>(p);
   auto* base = static_cast<char*>(workspace);
-  detail::BackwardArgs<T> args{schedule_for(p, w, workspace), dvalues, dvalues_stride,
-                               reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E,
-                               reinterpret_cast<C*>(base + w.ring)};
+  return {schedule_for(p, w, workspace), dvalues, dvalues_stride,
+          reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E, reinterpret_cast<C*>(base + w.ring)};
+}
+
+template <typename T>
+void launch_backward(const detail::BackwardArgs<T>& args, cudaStream_t stream) {
   constexpr auto dense = detail::backward_kernel<T, true>, in_state = detail::backward_kernel<T, false>;
-  const int grid = dense_E ? grid_for<T, dense>(p.batch * w.strips) : grid_for<T, in_state>(p.batch * w.strips);
-  (dense_E ? dense : in_state)<<<grid, detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
+  const int64_t strips = args.s.total();
+  const int grid = args.dense_E ? grid_for<T, dense>(strips) : grid_for<T, in_state>(strips);
+  (args.dense_E ? dense : in_state)<<<grid, detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
   check(cudaGetLastError(), "backward launch");
-  return w;
 }
 
 // A grid holds at most 65535 pairs in z: larger batches go in slices of pairs.
@@ -144,21 +152,52 @@ void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianAr
   }
 }
 
-// Each feature tile gathers all of E again, so float (tensor cores) takes the narrowest tile that
-// holds all the features, up to 128; double keeps its FMA tiles of 16 and 64.
+// Calls f(std::integral_constant<int, kFeatures>) with the gradient's feature tile for dim. Each
+// feature tile gathers all of E again, so float (tensor cores) takes the narrowest tile that holds
+// all the features, up to 128; double keeps its FMA tiles of 16 and 64.
+template <typename T, typename F>
+auto with_feature_tile(int64_t dim, F&& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (dim <= 16) return f(std::integral_constant<int, 16>{});
+    if (dim <= 64) return f(std::integral_constant<int, 64>{});
+    return f(std::integral_constant<int, 128>{});
+  } else {
+    if (dim <= 32) return f(std::integral_constant<int, 16>{});
+    return f(std::integral_constant<int, 64>{});
+  }
+}
+
 template <typename T, bool kDense>
 void launch_jacobians(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (gx.dim <= 16)
-      launch_jacobian<T, 16, kDense>(gx, gy, stream);
-    else if (gx.dim <= 64)
-      launch_jacobian<T, 64, kDense>(gx, gy, stream);
-    else
-      launch_jacobian<T, 128, kDense>(gx, gy, stream);
-  } else if (gx.dim <= 32) {
-    launch_jacobian<T, 16, kDense>(gx, gy, stream);
+  with_feature_tile<T>(gx.dim, [&](auto features) { launch_jacobian<T, decltype(features)::value, kDense>(gx, gy, stream); });
+}
+
+// The fused backward and its gradient in one launch (float), when every strip is resident at once:
+// there a second launch is a visible share of a training step. Larger problems keep two launches,
+// so that the strips run at the backward kernel's own (higher) residency; double keeps them too, as
+// the gradient tiles' register cap would spill its backward. Returns whether it launched.
+template <typename T>
+bool launch_backward_with_gradient(const Problem& p, const detail::BackwardArgs<T>& args,
+                                   const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy,
+                                   cudaStream_t stream) {
+  if constexpr (!std::is_same_v<T, float>) {
+    return false;
   } else {
-    launch_jacobian<T, 64, kDense>(gx, gy, stream);
+    return with_feature_tile<T>(p.dim, [&](auto features) {
+      constexpr int kFeatures = decltype(features)::value;
+      constexpr auto kernel = detail::backward_gradient_kernel<T, kFeatures>;
+      constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
+      const int resident = resident_blocks<kernel, detail::kJacThreads>();
+      const int64_t strips = args.s.total();
+      constexpr int64_t kStripWarps = detail::kStripWarps;
+      if (strips > resident * kStripWarps) return false;
+      const int64_t tiles =
+          p.batch * ((p.n + kRows - 1) / kRows + (p.m + kRows - 1) / kRows) * ((p.dim + kFeatures - 1) / kFeatures);
+      const int64_t wanted = std::max((strips + kStripWarps - 1) / kStripWarps, tiles);
+      kernel<<<static_cast<int>(std::min<int64_t>(wanted, resident)), detail::kJacThreads, 0, stream>>>(args, gx, gy);
+      check(cudaGetLastError(), "backward launch");
+      return true;
+    });
   }
 }
 
@@ -200,9 +239,10 @@ template <typename T>
 void cost_backward(const Problem& p, const T* dvalues, T* E, void* workspace, cudaStream_t stream,
                    int64_t dvalues_stride) {
   require(E, "E");
+  const detail::BackwardArgs<T> args = backward_args(p, layout_for<T>(p), dvalues, dvalues_stride, E, workspace);
   if (p.x_len || p.y_len)
     check(cudaMemsetAsync(E, 0, sizeof(T) * p.batch * p.n * p.m, stream), "cudaMemsetAsync(E)");
-  launch_backward(p, dvalues, dvalues_stride, E, workspace, stream);
+  launch_backward(args, stream);
 }
 
 template <typename T>
@@ -220,10 +260,12 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   require(y, "y");
   require(grad_x, "grad_x");
   require(grad_y, "grad_y");
-  const WorkspaceLayout w = launch_backward<T>(p, dvalues, dvalues_stride, nullptr, workspace, stream);
-  const auto* state = reinterpret_cast<const typename CellState<T>::Word*>(static_cast<char*>(workspace) + w.state);
-  const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, x, y, grad_x};
-  const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, state, y, x, grad_y};
+  const WorkspaceLayout w = layout_for<T>(p);
+  const detail::BackwardArgs<T> args = backward_args(p, w, dvalues, dvalues_stride, static_cast<T*>(nullptr), workspace);
+  const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, x, y, grad_x};
+  const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, y, x, grad_y};
+  if (launch_backward_with_gradient(p, args, gx, gy, stream)) return;
+  launch_backward(args, stream);
   launch_jacobians<T, false>(gx, gy, stream);
 }
 

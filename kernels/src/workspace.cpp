@@ -43,8 +43,9 @@ WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::
   w.strips = (p.n + kRows - 1) / kRows;
   const int64_t total_strips = p.batch * w.strips;
   // A reader finishes about m + 32 steps after it starts and strips of a pair start at least 32
-  // steps apart, so m / 32 + 2 slots per pair keep writers from waiting in a full pipeline.
-  w.ring_slots = std::min<int64_t>(w.strips, (p.m + kRows - 1) / kRows + 2);
+  // steps apart, so m / 32 + 2 slots per pair keep writers from waiting in a full pipeline. The
+  // last strip in either direction's order feeds no other, so strips - 1 slots hold every border.
+  w.ring_slots = std::max<int64_t>(1, std::min<int64_t>(w.strips - 1, (p.m + kRows - 1) / kRows + 2));
   const std::size_t state_bytes =
       static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m + kRows - 1) * kRows * state_word;
   w.state = 0;

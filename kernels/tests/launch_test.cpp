@@ -56,6 +56,59 @@ TEST(Launch, CapturedGraphReplaysOnNewInputs) {
   cudaStreamDestroy(stream);
 }
 
+// The kernel and memset nodes of a captured forward + backward.
+struct GraphNodes {
+  int kernels = 0, memsets = 0;
+};
+
+// (void: the CUDA checks are fatal assertions.)
+template <typename T>
+void captured_step(const Case& c, GraphNodes& found) {
+  auto rng = seeded_rng("nodes");
+  const Inputs in = draw_inputs(rng, c);
+  DeviceProblem dp(c, in);
+  DeviceBuffer<T> x(in.x.size()), y(in.y.size()), values(c.batch), dvalues(c.batch), gx(in.x.size()), gy(in.y.size());
+  DeviceBuffer<char> workspace(workspace_bytes<T>(dp.problem));
+  cudaStream_t stream;
+  SDTW_CUDA_OK(cudaStreamCreate(&stream));
+  cudaGraph_t graph;
+  SDTW_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  sqeuclidean_forward<T>(dp.problem, x.get(), y.get(), values.get(), workspace.get(), stream);
+  sqeuclidean_backward<T>(dp.problem, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(), workspace.get(), stream);
+  SDTW_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+  std::size_t count = 0;
+  SDTW_CUDA_OK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  SDTW_CUDA_OK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    SDTW_CUDA_OK(cudaGraphNodeGetType(node, &type));
+    found.kernels += type == cudaGraphNodeTypeKernel;
+    found.memsets += type == cudaGraphNodeTypeMemset;
+  }
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+// One kernel per direction in float while every strip is resident at once (the forward's scratch
+// is a memset); double, and problems with more strips than the device holds, add the gradient's
+// own launch.
+TEST(Launch, OneKernelPerDirectionWhileEveryStripIsResident) {
+  SDTW_REQUIRE_GPU();
+  for (const Case& c : {Case{4, 90, 77, 16, 0.5}, Case{16, 128, 128, 64, 1.0}, Case{2, 300, 1, 3, 1.0},
+                        Case{1, 1, 1, 130, 1.0}}) {
+    GraphNodes f;
+    captured_step<float>(c, f);
+    EXPECT_EQ(f.kernels, 2) << "float B" << c.batch << " N" << c.n << " M" << c.m << " D" << c.dim;
+    EXPECT_EQ(f.memsets, 1);
+  }
+  GraphNodes d, large;
+  captured_step<double>(Case{4, 90, 77, 16, 0.5}, d);
+  EXPECT_EQ(d.kernels, 3);
+  captured_step<float>(Case{512, 256, 64, 2, 1.0}, large);  // 4096 strips
+  EXPECT_EQ(large.kernels, 3);
+}
+
 // dvalues read with a stride: 0 (one upstream gradient for every pair, the backward of a sum)
 // and 3 give, bit for bit, the gradients of the same numbers laid out contiguously.
 TEST(Launch, StridedUpstreamGradientsAreReadInPlace) {

@@ -4,7 +4,9 @@ For each point (B, N, D), API (module / functional), mode (fused / unfused) and 
 (float32 / bfloat16 autocast): the eager step (fresh leaf copies of x and y, loss.sum().backward(),
 CUDA events), the same step captured once and replayed as a CUDA graph, torch.compile(mode=
 "reduce-overhead", fullgraph=True), kernel time and CUDA launches of the loss from the profiler,
-and step memory (peak minus allocated before the step) in bytes per DP cell.
+and step memory (peak minus allocated before the step) in bytes per DP cell, with the bytes live at
+the peak by who allocated them. At the torch.compile points the same step with torch's own
+mse_loss (api torch-mse) measures what the host adds to any loss, by the same method.
 
     python3 torch/bench/step.py --out results/h100     # writes step.csv and step.md there
 """
@@ -24,19 +26,33 @@ import sdtw_torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # baselines/, after everything else
 from baselines.originals.metadata import commit_label  # noqa: E402
-from step_report import markdown  # noqa: E402
+from step_report import REFERENCE_API, markdown  # noqa: E402
 
 POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
 COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
+# Where each byte live at the step's peak was allocated (C++ frames of the allocation), first match wins.
+PEAK_PARTS = (
+    ("xy", ("sqeuclidean_backward_cuda", "sqeuclidean_cost_backward_cuda", "_to_copy", "mse_loss_backward")),
+    ("alignment", ("cost_backward_cuda",)),
+    ("cost", ("sqeuclidean_cost_cuda",)),
+    ("state", ("sqeuclidean_forward_cuda", "cost_forward_cuda")),
+)
 COLUMNS = (
     "gpu commit date B N M D api mode precision eager_ms eager_p10_ms eager_p90_ms graph_ms compile_ms "
     "kernel_ms launches memsets eager_over_graph compile_over_graph step_bytes xy_bytes bytes_per_cell "
-    "state_bytes_per_cell compile_skips disposition error"
+    "state_bytes_per_cell peak_state_bpc peak_cost_bpc peak_alignment_bpc peak_other_bpc peak_rounding_bpc "
+    "compile_skips disposition error"
 ).split()
+
+
+def mse_per_pair(x, y):
+    return torch.nn.functional.mse_loss(x, y, reduction="none").sum((1, 2))
 
 
 def loss_function(api, mode, gamma=1.0):
     fused = mode == "fused"
+    if api == REFERENCE_API:
+        return mse_per_pair
     if api == "module":
         return sdtw_torch.SoftDTW(gamma=gamma, fused=fused)
     return lambda x, y: sdtw_torch.soft_dtw(x, y, gamma=gamma, fused=fused)
@@ -145,20 +161,47 @@ def profile_loss(step, x0, y0):
 
 
 def step_memory(step, x0, y0):
-    """Peak minus allocated before the step, and the bytes of x- and y-shaped tensors in it."""
+    """Peak minus allocated before the step, the bytes of x- and y-shaped tensors in it, and the
+    bytes live at the peak by who allocated them (PEAK_PARTS; 'rounding' is the allocator's block
+    rounding: the measured peak less the traced one)."""
     x, y = leaves(x0, y0)
     step(x, y)  # warm the caches of this shape
     x, y = leaves(x0, y0)
     torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    step(x, y)
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - before
+    torch.cuda.memory._record_memory_history(max_entries=100000, stacks="all")
+    try:
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        step(x, y)
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - before
+        trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
+    finally:
+        torch.cuda.memory._record_memory_history(enabled=None)
     xy = x.grad.numel() * x.grad.element_size() + y.grad.numel() * y.grad.element_size()
     if x0.dtype != torch.float32:  # the autocast casts to float32, live until the backward ends
         xy += (x.numel() + y.numel()) * 4
-    return peak, xy
+    return peak, xy, peak_parts(trace, peak)
+
+
+def peak_parts(trace, peak):
+    """Bytes live at the traced peak of an allocation trace, by PEAK_PARTS (else 'other')."""
+    live, total, best, at_best = {}, 0, -1, {}
+    for event in trace:
+        if event["action"] == "alloc":
+            live[event["addr"]] = event
+            total += event["size"]
+            if total > best:
+                best, at_best = total, dict(live)
+        elif event["action"] == "free_requested" and event["addr"] in live:
+            total -= live.pop(event["addr"])["size"]
+    parts = dict.fromkeys([name for name, _ in PEAK_PARTS] + ["other"], 0)
+    for event in at_best.values():
+        names = " ".join(frame.get("name", "") for frame in event.get("frames", []))
+        part = next((name for name, keys in PEAK_PARTS if any(k in names for k in keys)), "other")
+        parts[part] += event["size"]
+    parts["rounding"] = peak - max(best, 0)
+    return parts
 
 
 def run_point(args, b, n, d, api, mode, precision, meta):
@@ -174,12 +217,15 @@ def run_point(args, b, n, d, api, mode, precision, meta):
         eager = eager_times(step, x0, y0, args.warmup, args.steps)
         graph = graph_times(step, x0, y0, args.warmup, args.steps)
         kernel_ms, launches, memsets = profile_loss(step, x0, y0)
-        peak, xy = step_memory(step, x0, y0)
+        peak, xy, parts = step_memory(step, x0, y0)
+        row.update({f"peak_{part}_bpc": parts[part] / cells for part in ("state", "cost", "alignment", "other",
+                                                                        "rounding")})
         row.update(
             eager_ms=statistics.median(eager), eager_p10_ms=quantile(eager, 0.1), eager_p90_ms=quantile(eager, 0.9),
             graph_ms=statistics.median(graph), kernel_ms=kernel_ms, launches=launches, memsets=memsets,
             step_bytes=peak, xy_bytes=xy, bytes_per_cell=(peak - xy) / cells,
-            state_bytes_per_cell=sdtw_torch._library.cuda_state_bytes(b, n, n, d, -1, False) / cells,
+            state_bytes_per_cell=(sdtw_torch._library.cuda_state_bytes(b, n, n, d, -1, False) / cells
+                                  if api != REFERENCE_API else 0.0),
         )
         row["eager_over_graph"] = row["eager_ms"] / row["graph_ms"]
         if (b, n, d) in args.compile_points and precision == "float32":
@@ -233,6 +279,10 @@ def main(argv=None):
                     rows.append(row)
                     print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[3:]), flush=True)
                     write(args.out, rows)
+        if (b, n, d) in args.compile_points:
+            rows.append(run_point(args, b, n, d, REFERENCE_API, "-", "float32", meta))
+            print(" ".join(f"{k}={fmt(rows[-1].get(k))}" for k in COLUMNS[3:]), flush=True)
+            write(args.out, rows)
     return 0
 
 
