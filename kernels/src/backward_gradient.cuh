@@ -12,10 +12,15 @@
 namespace sdtw::kernels::detail {
 
 // Waits until the strips at positions [first, last] of pair b's backward order are done; their E
-// is then visible to every thread of the block.
+// is then visible to every thread of the block. One warp polls, slowly: a tile can start a
+// microsecond late, while the strips' own hand-offs poll the same L2 lines and must not.
 __device__ inline void wait_for_strips(const Schedule& s, int64_t b, int64_t first, int64_t last) {
-  for (int64_t order = first + threadIdx.x; order <= last; order += blockDim.x)
-    wait_for(s.progress + b * s.strips + order, kDone, 0);
+  if (threadIdx.x < kWarp) {
+    for (int64_t order = first + threadIdx.x; order <= last; order += kWarp) {
+      cuda::atomic_ref<int, cuda::thread_scope_device> progress(s.progress[b * s.strips + order]);
+      while (progress.load(cuda::memory_order_relaxed) != kDone) __nanosleep(512);
+    }
+  }
   cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   __syncthreads();
 }
