@@ -161,9 +161,10 @@ def profile_loss(step, x0, y0):
 
 
 def step_memory(step, x0, y0):
-    """Peak minus allocated before the step, the bytes of x- and y-shaped tensors in it, and the
-    bytes live at the peak by who allocated them (PEAK_PARTS; 'rounding' is the allocator's block
-    rounding: the measured peak less the traced one)."""
+    """Peak minus allocated before the step, the bytes of x- and y-shaped tensors live at the peak
+    (gradients, autocast's float32 casts; none when the peak comes before the gradients exist),
+    and the bytes live at the peak by who allocated them (PEAK_PARTS; 'rounding' is the
+    allocator's block rounding: the measured peak less the traced one)."""
     x, y = leaves(x0, y0)
     step(x, y)  # warm the caches of this shape
     x, y = leaves(x0, y0)
@@ -178,10 +179,8 @@ def step_memory(step, x0, y0):
         trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
     finally:
         torch.cuda.memory._record_memory_history(enabled=None)
-    xy = x.grad.numel() * x.grad.element_size() + y.grad.numel() * y.grad.element_size()
-    if x0.dtype != torch.float32:  # the autocast casts to float32, live until the backward ends
-        xy += (x.numel() + y.numel()) * 4
-    return peak, xy, peak_parts(trace, peak)
+    parts = peak_parts(trace, peak)
+    return peak, parts["xy"], parts
 
 
 def peak_parts(trace, peak):

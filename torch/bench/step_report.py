@@ -101,8 +101,9 @@ def markdown(rows):
         "copies included, captured once and replayed. Compile: `torch.compile(mode='reduce-overhead', "
         "fullgraph=True)` of the loss, backward included. Kernel time and launches: the profiler over one "
         "loss forward + backward (leaves made outside; launches = kernel launches, memsets counted apart). "
-        "Memory: peak minus allocated just before the step, less the tensors shaped like x and y (their "
-        "gradients; under autocast also the float32 casts), per DP cell (B x N x M); beside it the bytes live "
+        "Memory: peak minus allocated just before the step, less the tensors shaped like x and y live at the "
+        "peak (their gradients; under autocast also the float32 casts), per DP cell (B x N x M); beside it the "
+        "bytes live "
         "at the peak of an allocation trace of the same step, by the function that allocated them (state: "
         "the forward's workspace and values; cost D and E: unfused mode's; other: the rest; rounding: the "
         "caching allocator's block rounding, measured peak less traced peak).",

@@ -16,13 +16,17 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// On CUDA the backward overwrites the saved state (the softmin weights become E). A second
-// backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
-// with the forward first; the first backward, the common case, uses it as it is.
-bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
+void check_no_double_backward() {
   TORCH_CHECK(!at::GradMode::is_enabled(),
               "sdtw: double backward (create_graph=True through soft-DTW) is not supported: the soft-DTW "
               "gradient is computed by a kernel that is itself not differentiable");
+}
+
+// On CUDA the fused backward overwrites the saved state (the softmin weights become E). A second
+// backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
+// with the forward first; the first backward, the common case, uses it as it is.
+bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
+  check_no_double_backward();
   if (!state.is_cuda()) return false;
   if (ctx->saved_data.count("consumed") != 0) return true;
   ctx->saved_data["consumed"] = true;
@@ -62,21 +66,28 @@ Saved saved(AutogradContext* ctx) {
           ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
 }
 
+// The CUDA backward of a cost tensor reads the state alone and writes E apart, leaving the state
+// as it was: it keeps D's shape, dtype and device (one element, expanded) instead of D, so the
+// cost tensor is freed after the forward and unfused mode's step holds the state and E, not D
+// too. The CPU backward reads D.
+at::Tensor cost_for_backward(const at::Tensor& D) {
+  return D.is_cuda() ? at::empty({1}, D.options()).expand(D.sizes()) : D;
+}
+
 struct CostFunction : public torch::autograd::Function<CostFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
                             const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
-    save(ctx, {D}, state, gamma, bandwidth, x_lengths, y_lengths);
+    save(ctx, {cost_for_backward(D)}, state, gamma, bandwidth, x_lengths, y_lengths);
     return values;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    check_no_double_backward();
     Saved s = saved(ctx);
     const at::Tensor& D = s.inputs[0];
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    if (state_consumed(ctx, s.state))
-      s.state = std::get<1>(ops::cost_forward(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
     at::Tensor E = ops::cost_backward(grads[0], D, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
     return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }

@@ -140,9 +140,12 @@ def test_device_and_dtype_mismatch_are_rejected():
         sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), x_lengths=[9, 1])
 
 
-def test_retain_graph_second_backward_recomputes_state():
+@pytest.mark.parametrize("fused", [True, False])
+def test_retain_graph_second_backward_recomputes_state(fused):
+    """Fused: the second backward recomputes the state the first overwrote with E. Unfused: the
+    state is intact and D is not kept (only its shape)."""
     x = rand(2, 64, 4).requires_grad_(True)
-    out = sdtw_torch.soft_dtw(x, rand(2, 50, 4, seed=9)).sum()
+    out = sdtw_torch.soft_dtw(x, rand(2, 50, 4, seed=9), fused=fused).sum()
     (g1,) = torch.autograd.grad(out, x, retain_graph=True)
     (g2,) = torch.autograd.grad(out, x)
     torch.testing.assert_close(g1, g2)

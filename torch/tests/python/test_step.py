@@ -129,8 +129,10 @@ def test_launches_per_step(fused, most):
 
 @pytest.mark.cuda
 @skip_without_cuda
-@pytest.mark.parametrize("fused,bound", [(True, 4.5), (False, 12.5)])
+@pytest.mark.parametrize("fused,bound", [(True, 4.5), (False, 8.75)])
 def test_step_memory_per_cell(fused, bound):
+    """Fused: the state (4.36 B/cell at N = 1024). Unfused: the state and E (4 B/cell); the cost D
+    (4 B/cell more) is freed after the forward, as its backward keeps only D's shape."""
     b, n, d = 16, 1024, 32
     x0, y0 = torch.randn(b, n, d, device="cuda"), torch.randn(b, n, d, device="cuda")
     loss_fn = sdtw_torch.SoftDTW(fused=fused)
