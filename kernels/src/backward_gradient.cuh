@@ -15,12 +15,9 @@ namespace sdtw::kernels::detail {
 // is then visible to every thread of the block. One warp polls, slowly: a tile can start a
 // microsecond late, while the strips' own hand-offs poll the same L2 lines and must not.
 __device__ inline void wait_for_strips(const Schedule& s, int64_t b, int64_t first, int64_t last) {
-  if (threadIdx.x < kWarp) {
-    for (int64_t order = first + threadIdx.x; order <= last; order += kWarp) {
-      cuda::atomic_ref<int, cuda::thread_scope_device> progress(s.progress[b * s.strips + order]);
-      while (progress.load(cuda::memory_order_relaxed) != kDone) __nanosleep(512);
-    }
-  }
+  if (threadIdx.x < kWarp)
+    for (int64_t order = first + threadIdx.x; order <= last; order += kWarp)
+      wait_for(s.progress + b * s.strips + order, kDone, 0, 512);
   cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   __syncthreads();
 }
@@ -48,9 +45,9 @@ __global__ void __launch_bounds__(kJacThreads, 2)
   if (threadIdx.x / kWarp < kStripWarps) strips_out_of_line(a);
 
   const Schedule& s = a.s;
-  const int64_t x_blocks = (s.n + kRows - 1) / kRows, y_blocks = (s.m + kRows - 1) / kRows;
-  const int64_t features = (gx.dim + kFeatures - 1) / kFeatures;
-  const int64_t per_pair = (x_blocks + y_blocks) * features, total = s.batch * per_pair;
+  const GradientTiles<T, kFeatures> count(s.n, s.m, gx.dim);
+  const int64_t x_blocks = count.x_blocks, features = count.features;
+  const int64_t per_pair = count.per_pair(), total = s.batch * per_pair;
   for (;;) {
     __syncthreads();  // the block's strips, or its last tile's use of `tiles` and `taken`, are done
     if (threadIdx.x == 0) taken = static_cast<int64_t>(atomicAdd(tile_ticket(s), 1ull));

@@ -236,6 +236,17 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t b, int64_t row_
   });
 }
 
+// The gradient's blocks of output rows for one pair (rows of x, then rows of y) and its feature
+// tiles; the same count on the host, which sizes grids, and in the kernels, which walk them.
+template <typename T, int kFeatures>
+struct GradientTiles {
+  static constexpr int64_t kRows = JacobianProduct<T, kFeatures>::kRows;
+  int64_t x_blocks, y_blocks, features;
+  __host__ __device__ GradientTiles(int64_t n, int64_t m, int64_t dim)
+      : x_blocks((n + kRows - 1) / kRows), y_blocks((m + kRows - 1) / kRows), features((dim + kFeatures - 1) / kFeatures) {}
+  __host__ __device__ int64_t per_pair() const { return (x_blocks + y_blocks) * features; }
+};
+
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
 // Register caps chosen by measurement (H100): two blocks per SM for the wide feature tiles, three for the narrow one.
 template <typename T, int kFeatures, bool kDense>

@@ -58,11 +58,12 @@ __device__ inline void publish(int* progress, int value) {
 // Spins until *progress >= needed; `known` is the last value seen, to skip the load when possible.
 // The load is relaxed and the border is then read with ld.global.cg from L2, where the producer's
 // release store ordered it: an acquire here would invalidate the SM's L1 once per chunk and warp.
-__device__ inline int wait_for(int* progress, int needed, int known) {
+// sleep_ns: the pause between two loads.
+__device__ inline int wait_for(int* progress, int needed, int known, unsigned sleep_ns = 64) {
   cuda::atomic_ref<int, cuda::thread_scope_device> p(*progress);
   while (known < needed) {
     known = p.load(cuda::memory_order_relaxed);
-    if (known < needed) __nanosleep(64);
+    if (known < needed) __nanosleep(sleep_ns);
   }
   return known;
 }

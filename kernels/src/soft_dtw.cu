@@ -59,16 +59,16 @@ void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t strea
 template <auto kernel, int kThreads>
 int resident_blocks() {
   constexpr int kDevices = 64;
-  static std::atomic<int> resident_blocks[kDevices] = {};
+  static std::atomic<int> per_device[kDevices] = {};
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  int resident = device < kDevices ? resident_blocks[device].load(std::memory_order_relaxed) : 0;
+  int resident = device < kDevices ? per_device[device].load(std::memory_order_relaxed) : 0;
   if (resident == 0) {
     int sms = 0, per_sm = 0;
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0), "cudaOccupancy");
     resident = sms * (per_sm > 0 ? per_sm : 1);
-    if (device < kDevices) resident_blocks[device].store(resident, std::memory_order_relaxed);
+    if (device < kDevices) per_device[device].store(resident, std::memory_order_relaxed);
   }
   return resident;
 }
@@ -140,14 +140,13 @@ detail::JacobianArgs<T> pairs_of(detail::JacobianArgs<T> a, int64_t first, int64
 // A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
 template <typename T, int kFeatures, bool kDense>
 void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
-  constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
-  const int64_t x_blocks = (gx.n + kRows - 1) / kRows, y_blocks = (gx.m + kRows - 1) / kRows;
+  const detail::GradientTiles<T, kFeatures> tiles(gx.n, gx.m, gx.dim);
   for (int64_t first = 0; first < gx.batch; first += kMaxGridZ) {
     const int64_t count = std::min(kMaxGridZ, gx.batch - first);
-    const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks),
-                    static_cast<unsigned>((gx.dim + kFeatures - 1) / kFeatures), static_cast<unsigned>(count));
+    const dim3 grid(static_cast<unsigned>(tiles.x_blocks + tiles.y_blocks), static_cast<unsigned>(tiles.features),
+                    static_cast<unsigned>(count));
     detail::jacobian_kernel<T, kFeatures, kDense><<<grid, detail::kJacThreads, 0, stream>>>(
-        pairs_of(gx, first, count, gx.n, gx.m), pairs_of(gy, first, count, gx.m, gx.n), static_cast<int>(x_blocks));
+        pairs_of(gx, first, count, gx.n, gx.m), pairs_of(gy, first, count, gx.m, gx.n), static_cast<int>(tiles.x_blocks));
     check(cudaGetLastError(), "gradient launch");
   }
 }
@@ -186,13 +185,11 @@ bool launch_backward_with_gradient(const Problem& p, const detail::BackwardArgs<
     return with_feature_tile<T>(p.dim, [&](auto features) {
       constexpr int kFeatures = decltype(features)::value;
       constexpr auto kernel = detail::backward_gradient_kernel<T, kFeatures>;
-      constexpr int64_t kRows = detail::JacobianProduct<T, kFeatures>::kRows;
       const int resident = resident_blocks<kernel, detail::kJacThreads>();
       const int64_t strips = args.s.total();
       constexpr int64_t kStripWarps = detail::kStripWarps;
       if (strips > resident * kStripWarps) return false;
-      const int64_t tiles =
-          p.batch * ((p.n + kRows - 1) / kRows + (p.m + kRows - 1) / kRows) * ((p.dim + kFeatures - 1) / kFeatures);
+      const int64_t tiles = p.batch * detail::GradientTiles<T, kFeatures>(p.n, p.m, p.dim).per_pair();
       const int64_t wanted = std::max((strips + kStripWarps - 1) / kStripWarps, tiles);
       kernel<<<static_cast<int>(std::min<int64_t>(wanted, resident)), detail::kJacThreads, 0, stream>>>(args, gx, gy);
       check(cudaGetLastError(), "backward launch");

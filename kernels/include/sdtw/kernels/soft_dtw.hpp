@@ -2,8 +2,9 @@
 // Production soft-DTW kernels: raw device pointers, one stream, caller-provided workspace.
 // Nothing here allocates, synchronises with the host, or knows about torch.
 //
-// Forward and backward are one persistent launch each (plus a gradient launch in the fused
-// squared-Euclidean mode, one per 65535 pairs); every call is capturable in a CUDA graph. The workspace holds the
+// Forward and backward are one persistent launch each; the fused squared-Euclidean mode's backward
+// adds a gradient launch (one per 65535 pairs) for double and for float problems with more strips
+// than the device holds at once. Every call is capturable in a CUDA graph. The workspace holds the
 // saved state between forward and backward (the normalised softmin weights of each cell, 4 bytes
 // per cell for float, 16 for double) and a small scratch area; keep it alive and untouched
 // between the forward and the backward of one problem.
