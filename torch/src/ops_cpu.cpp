@@ -178,7 +178,7 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_composite(const at:
 }
 
 #ifndef SDTW_TORCH_WITH_CUDA
-int64_t cuda_state_bytes(int64_t, int64_t, int64_t, int64_t, int64_t, bool) { return -1; }
+int64_t cuda_state_bytes(int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool) { return -1; }
 #endif
 
 }  // namespace sdtw::ops::detail
@@ -187,6 +187,12 @@ int64_t cuda_state_bytes(int64_t, int64_t, int64_t, int64_t, int64_t, bool) { re
 extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
                                                int is_double) {
   return sdtw::ops::detail::cuda_state_bytes(batch, n, m, dim, bandwidth, is_double != 0);
+}
+
+// For cdist's chunks: the workspace of the values-only kernels (no state), without a device.
+extern "C" int64_t sdtw_torch_cuda_values_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
+                                                int is_double) {
+  return sdtw::ops::detail::cuda_state_bytes(batch, n, m, dim, bandwidth, is_double != 0, true);
 }
 
 extern "C" int sdtw_torch_built_with_cuda() { return sdtw::ops::built_with_cuda() ? 1 : 0; }

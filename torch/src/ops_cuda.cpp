@@ -17,17 +17,23 @@
 namespace sdtw::ops::detail {
 namespace {
 
-kernels::Problem make_problem(const Pair& p, double gamma, int64_t bandwidth) {
+kernels::Problem make_problem(int64_t batch, int64_t n, int64_t m, int64_t dim, double gamma, int64_t bandwidth,
+                              const c10::optional<at::Tensor>& x_len = c10::nullopt,
+                              const c10::optional<at::Tensor>& y_len = c10::nullopt) {
   kernels::Problem problem;
-  problem.batch = p.batch;
-  problem.n = p.n;
-  problem.m = p.m;
-  problem.dim = p.dim;
+  problem.batch = batch;
+  problem.n = n;
+  problem.m = m;
+  problem.dim = dim;
   problem.gamma = gamma;
   problem.bandwidth = bandwidth;
-  problem.x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
-  problem.y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
+  problem.x_len = x_len ? x_len->data_ptr<int64_t>() : nullptr;
+  problem.y_len = y_len ? y_len->data_ptr<int64_t>() : nullptr;
   return problem;
+}
+
+kernels::Problem make_problem(const Pair& p, double gamma, int64_t bandwidth) {
+  return make_problem(p.batch, p.n, p.m, p.dim, gamma, bandwidth, p.x_len, p.y_len);
 }
 
 int64_t workspace_bytes(const kernels::Problem& problem, at::ScalarType compute) {
@@ -232,28 +238,19 @@ at::Tensor pairwise_soft_dtw_sqeuclidean_cuda(const at::Tensor& X, const at::Ten
                                               const c10::optional<at::Tensor>& y_lengths) {
   const PairSets s = check_pair_sets(X, Y, x_index, y_index, gamma, bandwidth, x_lengths, y_lengths);
   const c10::cuda::CUDAGuard device_guard(X.device());
-  kernels::Problem problem;
-  problem.batch = s.pairs;
-  problem.n = X.size(1);
-  problem.m = Y.size(1);
-  problem.dim = X.size(2);
-  problem.gamma = gamma;
-  problem.bandwidth = bandwidth;
-  problem.x_len = s.x_len ? s.x_len->data_ptr<int64_t>() : nullptr;
-  problem.y_len = s.y_len ? s.y_len->data_ptr<int64_t>() : nullptr;
+  const kernels::Problem problem =
+      make_problem(s.pairs, X.size(1), Y.size(1), X.size(2), gamma, bandwidth, s.x_len, s.y_len);
   return sqeuclidean_values(X, Y, problem, s.x_index.clamp(0, X.size(0) - 1), s.y_index.clamp(0, Y.size(0) - 1));
 }
 
 }  // namespace
 
-int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double) {
-  kernels::Problem problem;
-  problem.batch = batch;
-  problem.n = n;
-  problem.m = m;
-  problem.dim = dim;
-  problem.bandwidth = bandwidth;
-  return workspace_bytes(problem, is_double ? at::kDouble : at::kFloat);
+int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double,
+                         bool values_only) {
+  const kernels::Problem problem = make_problem(batch, n, m, dim, 1.0, bandwidth);
+  if (!values_only) return workspace_bytes(problem, is_double ? at::kDouble : at::kFloat);
+  return static_cast<int64_t>(is_double ? kernels::values_workspace_bytes<double>(problem)
+                                        : kernels::values_workspace_bytes<float>(problem));
 }
 
 // The kernel behind sdtw::sqeuclidean_cost: x (B, N, D) or (N, D), y likewise, one device; the

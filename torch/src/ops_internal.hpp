@@ -43,7 +43,9 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_composite(const at:
 at::Tensor sqeuclidean_cost_cuda_autograd(const at::Tensor& x, const at::Tensor& y);
 #endif
 
-// Bytes of the CUDA state (the kernels' workspace) for one call; -1 without CUDA support.
-int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double);
+// Bytes of the CUDA state (the kernels' workspace) for one call, or with values_only of the
+// values-only kernels' workspace (the border ring); -1 without CUDA support.
+int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double,
+                         bool values_only = false);
 
 }  // namespace sdtw::ops::detail

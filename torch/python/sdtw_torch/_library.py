@@ -31,8 +31,9 @@ def _load():
         if path.is_file():
             torch.ops.load_library(str(path))
             cdll = ctypes.CDLL(str(path))
-            cdll.sdtw_torch_cuda_state_bytes.restype = ctypes.c_int64
-            cdll.sdtw_torch_cuda_state_bytes.argtypes = [ctypes.c_int64] * 5 + [ctypes.c_int]
+            for name in ("sdtw_torch_cuda_state_bytes", "sdtw_torch_cuda_values_bytes"):
+                getattr(cdll, name).restype = ctypes.c_int64
+                getattr(cdll, name).argtypes = [ctypes.c_int64] * 5 + [ctypes.c_int]
             cdll.sdtw_torch_built_with_cuda.restype = ctypes.c_int
             return path, cdll
     raise ImportError(
@@ -63,6 +64,14 @@ def built_with_cuda() -> bool:
 def cuda_state_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
     """Bytes of the CUDA state of one call (what the fake implementations allocate)."""
     nbytes = _CDLL.sdtw_torch_cuda_state_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth), int(is_double))
+    if nbytes < 0:
+        raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
+    return nbytes
+
+
+def cuda_values_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
+    """Bytes of the values-only kernels' workspace (the border ring, no state) of one CUDA call."""
+    nbytes = _CDLL.sdtw_torch_cuda_values_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth), int(is_double))
     if nbytes < 0:
         raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
     return nbytes

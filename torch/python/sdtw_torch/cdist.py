@@ -2,14 +2,17 @@
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from . import _library
+from ._fake import _value_dtype
 from .checks import _check_lengths, integer_at_least
 from .functional import _check_tensor, _lengths, _resolve, soft_dtw
 
 # DP cells per chunk: bounds the state a chunk holds (float64 per cell on the CPU, ~4 bytes on CUDA).
 _CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
-# Values alone on CUDA keep no state, only a ring of float64 strip borders per pair (up to
-# M / 32 + 2 rows of M): chunks bound that ring.
+# Values alone on CUDA keep no state, only the kernels' ring of strip borders: chunks bound that ring.
 _RING_BYTES_PER_CHUNK = 1 << 28
+# Pairs over which the ring's fixed scratch is spread when sizing it per pair.
+_RING_SAMPLE_PAIRS = 1024
 
 
 def check_series_set(X, name):
@@ -48,12 +51,13 @@ def _check_band_of_sets(bandwidth, X, Y, x_host, y_host):
 
 
 def _chunk_pairs(pairs_per_chunk, X, Y, values_only):
+    """pairs_per_chunk as given (checked by cdist_soft_dtw), else sized for these two sets."""
     if pairs_per_chunk is not None:
-        return integer_at_least(pairs_per_chunk, 1, "pairs_per_chunk")
+        return pairs_per_chunk
     n, m = X.shape[1], Y.shape[1]
     if values_only and X.is_cuda:
-        ring_rows = min((n + 31) // 32, (m + 31) // 32 + 2)
-        return max(1, _RING_BYTES_PER_CHUNK // (ring_rows * m * 8))
+        ring = _library.cuda_values_bytes(_RING_SAMPLE_PAIRS, n, m, X.shape[2], -1, X.dtype == torch.float64)
+        return max(1, _RING_BYTES_PER_CHUNK * _RING_SAMPLE_PAIRS // ring)
     return max(1, _CELLS_PER_CHUNK["cuda" if X.is_cuda else "cpu"] // (n * m))
 
 
@@ -66,10 +70,11 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
     with the fused cost go through the pairs operator, which indexes the pairs in the kernels; with
     a gradient each chunk is rebuilt in the backward (checkpoint), so the saved state never
     outgrows one chunk."""
-    values_only = options.fused and not _gradient_wanted(X, Y)
+    wanted = _gradient_wanted(X, Y)
+    values_only = options.fused and not wanted
     chunk = _chunk_pairs(pairs_per_chunk, X, Y, values_only)
     if i.numel() == 0:
-        return X.new_empty(0, dtype=torch.float64 if X.dtype == torch.float64 else torch.float32)
+        return X.new_empty(0, dtype=_value_dtype(X.dtype))
 
     def values(ic, jc):
         return soft_dtw(
@@ -83,7 +88,7 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
             torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i[s:s + chunk], j[s:s + chunk], options.gamma,
                                                          options.bandwidth, X_lengths, Y_lengths)
             for s in range(0, i.numel(), chunk)])
-    recompute = _gradient_wanted(X, Y) and i.numel() > chunk
+    recompute = wanted and i.numel() > chunk
     parts = []
     for start in range(0, i.numel(), chunk):
         ic, jc = i[start:start + chunk], j[start:start + chunk]
@@ -122,6 +127,8 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
         if Y.device != X.device:
             raise ValueError(f"X and Y must be on the same device (X on {X.device}, Y on {Y.device})")
     options = _resolve(gamma, bandwidth, normalize, dist, None, "none")
+    if pairs_per_chunk is not None:
+        pairs_per_chunk = integer_at_least(pairs_per_chunk, 1, "pairs_per_chunk")
     X_lengths, x_host = check_set_lengths(X_lengths, X, "X_lengths")
     Y_lengths, y_host = (X_lengths, x_host) if symmetric else check_set_lengths(Y_lengths, Y, "Y_lengths")
     _check_band_of_sets(options.bandwidth, X, Y, x_host, y_host)

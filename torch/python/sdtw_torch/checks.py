@@ -68,8 +68,8 @@ def check_finite_inputs(x=None, y=None, D=None, x_lengths=None, y_lengths=None, 
     m = (y.shape[-2] if y is not None else D.shape[-1])
     # The operator has checked lengths given on the CPU; those on the device it does not read.
     if any(t is not None and t.device.type != "cpu" for t in (x_lengths, y_lengths)):
-        xl, yl = _check_lengths(x_lengths, "x_lengths", n), _check_lengths(y_lengths, "y_lengths", m)
-        _check_band(xl, yl, n, m, bandwidth)
+        _check_band(_check_lengths(x_lengths, "x_lengths", n), _check_lengths(y_lengths, "y_lengths", m), n, m,
+                    bandwidth)
     xl, yl = x_lengths, y_lengths
     named = {"D": (D, {0: xl, 1: yl})} if D is not None else {"x": (x, {0: xl}), "y": (y, {0: yl})}
     for name, (t, lengths) in named.items():

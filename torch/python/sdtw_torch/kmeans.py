@@ -5,8 +5,8 @@ import torch
 
 from .barycenter import METHODS, resample, softdtw_barycenter
 from .checks import integer_at_least, number_at_least
-from .cdist import cdist_soft_dtw, check_series_set, check_set_lengths
-from .functional import _check_gamma, soft_dtw
+from .cdist import _pair_values, cdist_soft_dtw, check_series_set, check_set_lengths
+from .functional import _check_gamma, _resolve
 
 
 class EmptyClusterError(RuntimeError):
@@ -91,8 +91,10 @@ class SoftDTWKMeans:
         B = X.shape[0]
         trials = 2 + int(math.log(self.n_clusters))
 
-        with torch.no_grad():  # each series' self-term, once (cdist's normalize would redo it per centre)
-            self_terms = soft_dtw(X, X, gamma=self.gamma, x_lengths=lengths, y_lengths=lengths)
+        every = torch.arange(B, device=X.device)
+        with torch.no_grad():  # each series' self-term once (cdist's normalize would redo it per centre), in cdist's chunks
+            self_terms = _pair_values(X, X, every, every, lengths, lengths,
+                                      _resolve(self.gamma, None, False, "sqeuclidean", None, "none"), None)
 
         def divergence(rows):
             index = torch.tensor(rows, device=X.device)

@@ -437,6 +437,28 @@ def test_nonfinite_padding_leaves_gradient_finite(dist, fused):
     assert torch.isfinite(x.grad).all() and (x.grad[1, 3:] == 0).all()
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_nonfinite_cost_padding_leaves_values_gradient_and_alignment_finite(device):
+    """D past the lengths is never read: a NaN there changes no value, no gradient and no E."""
+    g = torch.Generator().manual_seed(17)
+    clean = torch.rand(2, 5, 4, generator=g, dtype=torch.float64).to(device)
+    D = clean.clone()
+    D[1, 4] = math.nan
+    D[1, :, 3] = math.inf
+    D.requires_grad_()
+    clean.requires_grad_()
+    lengths = dict(x_lengths=[5, 4], y_lengths=[4, 3])
+    value = sdtw_torch.soft_dtw_cost(D, **lengths)
+    value.sum().backward()
+    want = sdtw_torch.soft_dtw_cost(clean, **lengths)
+    want.sum().backward()
+    torch.testing.assert_close(value, want, rtol=0, atol=0)
+    torch.testing.assert_close(D.grad, clean.grad, rtol=0, atol=0)
+    assert (D.grad[1, 4] == 0).all() and (D.grad[1, :, 3] == 0).all()
+    E = sdtw_torch.alignment_from_cost(D.detach(), **lengths)
+    torch.testing.assert_close(E, sdtw_torch.alignment_from_cost(clean.detach(), **lengths), rtol=0, atol=0)
+
+
 def test_float32_overflow_with_huge_gamma_is_documented_not_silent():
     """gamma * log(3) per step beyond float32's range: the value overflows to -inf (with NaN
     gradients), as a float32 cost that overflows gives +inf (README); in float64 it is finite."""
