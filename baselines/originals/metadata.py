@@ -34,7 +34,7 @@ def git_commit():
     unknown); otherwise git, results/ left out of the dirty check."""
     commit = os.environ.get("SDTW_GIT_COMMIT")
     if commit:
-        return commit, os.environ.get("SDTW_GIT_DIRTY", "")
+        return commit, os.environ.get("SDTW_GIT_DIRTY") or "unknown"
     commit = _run(["git", "rev-parse", "HEAD"]) or "unknown"
     status = _run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"])
     return commit, "unknown" if commit == "unknown" else ("true" if status else "false")

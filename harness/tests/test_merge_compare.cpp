@@ -40,6 +40,13 @@ Table table(const std::vector<Result>& rs) {
 
 }  // namespace
 
+TEST(BenchCompare, ParseNumberTakesWholeFieldsOnly) {
+  EXPECT_EQ(parse_number("1.5"), 1.5);
+  EXPECT_EQ(parse_number("-2e3"), -2000.0);
+  EXPECT_EQ(parse_number(" 7"), 7.0);  // std::stod skips leading space, as before
+  for (const char* s : {"", "n/a", "1.5x", "1 ", "1e999"}) EXPECT_FALSE(parse_number(s)) << s;
+}
+
 TEST(BenchCompare, VerdictsFromSpreads) {
   const Table a = table({row("ours_fused", 128, 10, 9, 11, 100), row("ours_fused", 512, 10, 9, 11, 100),
                          row("ours_fused", 1024, 10, 9, 11, 100), row("ours_fused", 2048, 10, 9, 11, 100),

@@ -42,15 +42,7 @@ Table load_results(const std::string& path) {
 namespace {
 std::optional<double> number(const Table& t, size_t r, const std::string& col) {
   if (t.column(col) < 0) return std::nullopt;
-  const auto& s = t.at(r, col);
-  if (s.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
+  return parse_number(t.at(r, col));
 }
 std::string label(const Table& t, size_t r) {
   std::string s = t.at(r, "impl") + " " + t.at(r, "device") + " B=" + t.at(r, "B") + " N=" + t.at(r, "N");

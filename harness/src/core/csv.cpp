@@ -133,4 +133,14 @@ void write_csv(const std::string& path, const Table& t) {
   write_file_atomic(path, text);
 }
 
+std::optional<double> parse_number(const std::string& s) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 }  // namespace sdtw::bench

@@ -1,5 +1,6 @@
 #pragma once
 // Minimal RFC 4180 CSV: a header and rows of text fields; quoting where a field needs it.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ std::string csv_line(const std::vector<std::string>& fields);  // with the trail
 Table parse_csv(const std::string& text, const std::string& name_for_errors, bool drop_partial_tail = false);
 Table read_csv(const std::string& path, bool drop_partial_tail = false);
 void write_csv(const std::string& path, const Table& t);
+
+// A whole field as a number (std::stod, every character used), else none; empty is none.
+std::optional<double> parse_number(const std::string& s);
 
 std::string read_file(const std::string& path);                           // throws when unreadable
 void write_file_atomic(const std::string& path, const std::string& text);  // tmp + rename

@@ -33,9 +33,10 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
     return leaves + cells * 4 * 8 + broadcast;
   }
   const double state = cuda_state_bytes >= 0 ? cuda_state_bytes : cells * (e == 8 ? 16 : 4);
-  // Unfused: the cost tensor and its gradient besides the kernels' state (the cost's backward is
-  // one kernel: no cuBLAS workspace).
-  const double unfused = p.impl == "ours_unfused" ? 2 * cells * e : 0;
+  // Unfused: besides the kernels' state, one cost-sized tensor at a time: D until its forward ends
+  // (the loss node keeps D's shape, not D), then E in the backward (one kernel: no cuBLAS workspace).
+  const double largest_call = B * std::max({N * M, p.normalize ? N * N : 0.0, p.normalize ? M * M : 0.0});
+  const double unfused = p.impl == "ours_unfused" ? largest_call * e : 0;
   return leaves + state + unfused;
 }
 

@@ -117,7 +117,7 @@ ParallelOutcome run_parallel_sweep(const ParallelSweep& s) {
   // Deal the merged rows back to the shards that own their points, so each worker resumes.
   const size_t n = s.gpus.size();
   std::map<std::string, size_t> owner;  // point key -> shard (0-based), by the workers' own rule
-  for (const auto& p : s.points) owner[point_key(p)] = static_cast<size_t>(shard_of(p, static_cast<int>(n)) - 1);
+  for (const auto& p : s.points) owner[point_key(p)] = shard_of(p, n);
   std::vector<std::string> shard_csv;
   for (size_t k = 0; k < n; ++k) {
     const Shard shard{static_cast<int>(k + 1), static_cast<int>(n)};

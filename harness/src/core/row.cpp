@@ -60,17 +60,12 @@ nlohmann::json row_to_json(const std::vector<std::string>& header, const std::ve
         o[h] = nullptr;
         continue;
       }
-      try {
-        size_t used = 0;
-        const double v = std::stod(f, &used);
-        if (used == f.size()) {
-          if (h == "point" || h == "B" || h == "N" || h == "M" || h == "D" || h == "reps")
-            o[h] = static_cast<long long>(v);
-          else
-            o[h] = v;
-          continue;
-        }
-      } catch (const std::exception&) {
+      if (const auto v = parse_number(f)) {
+        if (h == "point" || h == "B" || h == "N" || h == "M" || h == "D" || h == "reps")
+          o[h] = static_cast<long long>(*v);
+        else
+          o[h] = *v;
+        continue;
       }
       o[h] = f;  // "n/a", "inf", ...
     } else if (h == "normalize") {

@@ -1,5 +1,6 @@
 #include "store.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -89,7 +90,11 @@ void set_aside(const CheckedResults& c, const std::string& from, const std::stri
   Table all = fs::exists(rej) ? read_csv(rej) : Table{c.rows.rejected.header, {}};
   if (all.header != c.rows.rejected.header)
     throw std::runtime_error(rej + ": unexpected columns; move it away so bad rows can be set aside there");
-  all.rows.insert(all.rows.end(), c.rows.rejected.rows.begin(), c.rows.rejected.rows.end());
+  // Skip rows an earlier set-aside already holds (merges re-read unchanged inputs each time).
+  const auto earlier = static_cast<std::ptrdiff_t>(all.rows.size());
+  for (const auto& row : c.rows.rejected.rows)
+    if (std::find(all.rows.begin(), all.rows.begin() + earlier, row) == all.rows.begin() + earlier)
+      all.rows.push_back(row);
   write_csv(rej, all);
   if (repairs)
     for (const auto& r : c.rows.reasons) repairs->push_back(from + ": " + r + "; set aside in " + rej);

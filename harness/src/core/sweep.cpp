@@ -26,12 +26,12 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
-int shard_of(const Point& p, int n) { return static_cast<int>(p.index % n) + 1; }
+size_t shard_of(const Point& p, size_t n) { return static_cast<size_t>(p.index) % n; }
 
 std::vector<Point> select_shard(const std::vector<Point>& points, const Shard& s) {
   std::vector<Point> out;
   for (const auto& p : points)
-    if (shard_of(p, s.n) == s.k) out.push_back(p);
+    if (shard_of(p, static_cast<size_t>(s.n)) + 1 == static_cast<size_t>(s.k)) out.push_back(p);
   return out;
 }
 

@@ -20,8 +20,8 @@ struct Shard {
 Shard parse_shard(const std::string& text);
 // The stem of a shard's result files: the sweep's name, with ".shard-K-of-N" when N > 1.
 std::string shard_stem(const std::string& name, const Shard& s);
-// The shard (1-based) of n that owns the point: index % n + 1.
-int shard_of(const Point& p, int n);
+// The shard (0-based: index % n) of n that owns the point; Shard::k is this + 1.
+size_t shard_of(const Point& p, size_t n);
 // The points shard s owns, in order.
 std::vector<Point> select_shard(const std::vector<Point>& points, const Shard& s);
 

@@ -31,16 +31,11 @@ std::string format_text_table(const Table& t) {
 std::string format_results_summary(const Table& res) {
   auto shorten = [](const std::string& s, const char* fmt) {
     if (s.empty()) return std::string("-");
-    try {
-      size_t used = 0;
-      const double v = std::stod(s, &used);
-      if (used != s.size()) return s;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, fmt, v);
-      return std::string(buf);
-    } catch (const std::exception&) {
-      return s;
-    }
+    const auto v = parse_number(s);
+    if (!v) return s;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, *v);
+    return std::string(buf);
   };
   Table t;
   t.header = {"impl", "device", "B", "N", "M", "D", "gamma", "options", "result", "median ms", "min..max ms", "peak MB",

@@ -31,15 +31,9 @@ int& exit_status() {
 const CLI::Validator& finite_positive() {
   static const CLI::Validator v(
       [](std::string& text) -> std::string {
-        double x = 0;
-        try {
-          size_t used = 0;
-          x = std::stod(text, &used);
-          if (used != text.size()) return "must be a finite number > 0 (got '" + text + "')";
-        } catch (const std::exception&) {
-          return "must be a finite number > 0 (got '" + text + "')";
-        }
-        return std::isfinite(x) && x > 0 ? std::string() : "must be a finite number > 0 (got " + text + ")";
+        const auto x = parse_number(text);
+        if (!x) return "must be a finite number > 0 (got '" + text + "')";
+        return std::isfinite(*x) && *x > 0 ? std::string() : "must be a finite number > 0 (got " + text + ")";
       },
       "FINITE > 0");
   return v;
@@ -158,7 +152,7 @@ int run_sweep_command(const SweepArgs& a) {
                 << (p.device == "cuda" ? " GPU" : " host");
       if (cap > 0 && est > cap) std::cout << " (> " << format_bytes(cap) << ": out_of_memory)";
       if (!gpus.empty())
-        std::cout << "\tGPU " << gpus[static_cast<size_t>(shard_of(p, static_cast<int>(gpus.size())) - 1)];
+        std::cout << "\tGPU " << gpus[shard_of(p, gpus.size())];
       std::cout << "\n";
     }
     std::cout << points.size() << " points\n";
