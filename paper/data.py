@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "torch/bench"))
 from features_report import COLUMNS as FEATURES_COLUMNS  # noqa: E402  (features.csv's columns, one source)
 from features_report import method_text as features_method  # noqa: E402  (features.md's words, one source)
+from features_report import OBJECTIVE_REL_MAX, met_word  # noqa: E402,F401  (features.py's limit and verdicts)
 SWEEP_COLUMNS = ["grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "normalize",
                  "disposition", "time_ms_median", "peak_mb", "grad_err", "message"]
 ACCURACY_COLUMNS = ["impl", "device", "N", "gamma", "grad_err", "status"]
@@ -48,6 +49,8 @@ LABELS = {
     "step:sdtw_cuda_torch_unfused": "softdtw-cuda-torch, unfused",
     "step:pytorch_softdtw_cuda": "pytorch-softdtw-cuda (Maghoumi)",
     "step:pysdtw": "pysdtw",
+    "bary:ours": "ours, softdtw_barycenter",
+    "bary:softdtw-cuda-torch": "softdtw-cuda-torch, softdtw_barycenter",
 }
 DISPOSITION_WORDS = {"failed": "failed verification", "not_supported": "not supported",
                      "out_of_memory": "out of memory", "error": "error"}
@@ -222,6 +225,12 @@ def load_features(csv_path):
     for column in ("reps", "B1", "B2", "B", "N", "D", "iterations"):  # blank where the other kind's
         df[column] = df[column].astype("Int64")
     return df
+
+
+def objectives_agree(rows):
+    """Barycenter rows where both ran and their objectives agree within features.py's limit: the only
+    rows whose time ratio compares like with like."""
+    return rows["ok"] & rows["baseline_ok"] & (rows["objective_rel_diff"] <= OBJECTIVE_REL_MAX)
 
 
 def load_accuracy(csv_path):

@@ -2,7 +2,7 @@
 figure or table that shows them; regenerated with the tables, so it cannot drift from the data.
 Every ratio is taken between two points of one file measured one way (data.point_ratio refuses
 anything else), and each claim names that file and method."""
-from data import METHODS, SWEEP_METHOD, label, point_ratio
+from data import METHODS, OBJECTIVE_REL_MAX, SWEEP_METHOD, label, met_word, objectives_agree, point_ratio
 from tables import ORIGINALS, to_markdown
 
 OURS_STEP = "step:ours_fused"
@@ -47,11 +47,20 @@ def originals_source(results):
            f"{results.originals_meta['commit']}), " + "; ".join(METHODS.get(m, m) for m in methods)
 
 
-def missing_originals(results):
-    where = f"`{results.originals_csv.name}` (baselines/originals)" if results.originals_csv else "the originals file"
-    return [f"**Not measured yet:** {where} is absent, so no ratio against the original codes is claimed here. "
-            "It is written by `python3 -m baselines.originals --peers DIR --out results/<gpu>` on a GPU "
-            "(baselines/originals/README.md)."]
+# The optional results files: what writes each, and the command that does.
+OPTIONAL = {"originals": ("baselines/originals", "`python3 -m baselines.originals --peers DIR --out results/<gpu>` on "
+                          "a GPU (baselines/originals/README.md)"),
+            "features": ("torch/bench/features.py",
+                         "`python3 torch/bench/features.py --out results/<gpu> --peers DIR` on a GPU")}
+
+
+def missing(results, which, claim):
+    """The note standing for the claims of an absent optional file (OPTIONAL): what is not claimed, and
+    how to make the file."""
+    path = getattr(results, which + "_csv")
+    made_by, command = OPTIONAL[which]
+    name = f"`{path.name}`" if path else f"the {which} file"
+    return [f"**Not measured yet:** {name} ({made_by}) is absent, so {claim}. It is written by {command}."]
 
 
 def claim_length(results):
@@ -133,7 +142,7 @@ def against_originals(results, parts):
     """For each (intro, field, what): the intro, then one line per original with its field / ours
     fused's over every point of the originals file; or the note that the file is absent."""
     if results.originals.empty:
-        return missing_originals(results)
+        return missing(results, "originals", "no ratio against the original codes is claimed here")
     keys = every_point(results.originals)
     text = [f"Ours fused against the original codes, one file measured one way ({originals_source(results)})."]
     for intro, field, what in parts:
@@ -156,7 +165,9 @@ def claim_memory(results):
                     "Maghoumi's scheme (our reimplementation, same GPU) where that passes.")
     r = ratios(results, "ours_unfused", "ours_fused", "peak_mb", keys)
     if r:
-        text.append(f"Against {label('ours_unfused')}: {_range(r)} smaller.")
+        larger = [w for v, w in r if v < 1]
+        text.append(f"Against {label('ours_unfused')}: {_range(r)} smaller"
+                    + (f"; below 1 (ours fused larger) at {', '.join(larger)}." if larger else "."))
     text += against_originals(results, [
         ("Step memory (peak minus what was allocated just before the step), original / ours fused:", "step_mb",
          "step memory"),
@@ -185,16 +196,6 @@ def claim_speed(results):
     return ("Speed", text, ["tables/main.md"] + extra + ["tables/compare_runtime.md", "figures/speedup.png"])
 
 
-def missing_features(results, what):
-    name = f"`{results.features_csv.name}`" if results.features_csv else "features.csv"
-    return [f"**Not measured yet:** {name} (torch/bench/features.py) is absent, so no claim on {what} is made here. "
-            "It is written by `python3 torch/bench/features.py --out results/<gpu> --peers DIR` on a GPU."]
-
-
-def _met(row):
-    return {"yes": "met", "no": "not met"}.get(row["target_met"], "not measured")
-
-
 def _features_where(r):
     batch = f"B1 = B2 = {r['B1']}" if r["kind"] == "cdist" else f"B = {r['B']}"
     return f"{batch}, N = {r['N']}, D = {r['D']}"
@@ -206,14 +207,15 @@ def not_passed(rows, prefix, who):
 
 def claim_cdist(results):
     if results.features is None:
-        return "Pairwise distances (cdist)", missing_features(results, "cdist"), []
+        return "Pairwise distances (cdist)", missing(results, "features", "no claim on cdist is made here"), []
     rows = results.features[results.features["kind"] == "cdist"]
     passed = rows[rows["ok"]]
     text = [f"`cdist_soft_dtw(X, Y)` of B1 x B2 pairs, values only, from {results.features_source('cdist')}"]
     for _, r in rows[rows["target"] != ""].iterrows():
         got = (f"{_fmt(r['ms'])} ms (p10-p90 {_fmt(r['p10_ms'])}-{_fmt(r['p90_ms'])}), "
                f"{r['pairs_per_s']:.3g} pairs/s" if r["ok"] else r["reason"])
-        text.append(f"Target point {_features_where(r)}: {got}; target {r['target']}: **{_met(r)}**.")
+        text.append(f"Target point {_features_where(r)}: {got}; target {r['target']}: "
+                    f"**{met_word(r['target_met'])}**.")
     if len(passed):
         lo, hi = passed.loc[passed["pairs_per_s"].idxmin()], passed.loc[passed["pairs_per_s"].idxmax()]
         text.append(f"Over the {len(passed)} passed points: {lo['pairs_per_s']:.3g} pairs/s ({_features_where(lo)}) "
@@ -224,9 +226,10 @@ def claim_cdist(results):
 
 def claim_barycenter(results):
     if results.features is None:
-        return "Barycenters", missing_features(results, "barycenters"), []
+        return "Barycenters", missing(results, "features", "no claim on barycenters is made here"), []
     rows = results.features[results.features["kind"] == "barycenter"]
-    both = rows[rows["ok"] & rows["baseline_ok"]]
+    both = rows[objectives_agree(rows)]
+    apart = rows[rows["ok"] & rows["baseline_ok"] & ~objectives_agree(rows)]
     text = [f"`softdtw_barycenter`, ours and softdtw-cuda-torch's on the same data and settings, from "
             f"{results.features_source('barycenter')}"]
     for _, r in rows[rows["target"] != ""].iterrows():
@@ -235,7 +238,7 @@ def claim_barycenter(results):
                if r["ok"] and r["baseline_ok"] else "no ratio: " + (r["reason"] if not r["ok"] else
                                                                      "softdtw-cuda-torch " + r["baseline_reason"]))
         text.append(f"Target point {_features_where(r)}, {r['iterations']} iterations: {got}; "
-                    f"target {r['target']}: **{_met(r)}**.")
+                    f"target {r['target']}: **{met_word(r['target_met'])}**.")
     ours = rows[rows["ok"]]
     if len(ours):
         lo, hi = ours.loc[ours["ms_per_iter"].idxmin()], ours.loc[ours["ms_per_iter"].idxmax()]
@@ -244,9 +247,12 @@ def claim_barycenter(results):
     if len(both):
         ratio = [(r["ratio"], _features_where(r)) for _, r in both.iterrows()]
         worst = both.loc[both["objective_rel_diff"].idxmax()]
-        text.append(f"Where both ran ({len(both)} points), softdtw-cuda-torch / ours per iteration: {_range(ratio)}; "
-                    f"objective relative difference at most {worst['objective_rel_diff']:.2g} "
-                    f"({_features_where(worst)}).")
+        text.append(f"Where both ran and their objectives agree (relative difference <= {OBJECTIVE_REL_MAX:g}; "
+                    f"{len(both)} points), softdtw-cuda-torch / ours per iteration: {_range(ratio)}; objective "
+                    f"relative difference at most {worst['objective_rel_diff']:.2g} ({_features_where(worst)}).")
+    for _, r in apart.iterrows():
+        text.append(f"No ratio at {_features_where(r)}: both ran, but the objectives differ by "
+                    f"{r['objective_rel_diff']:.2g} (relative, over the limit {OBJECTIVE_REL_MAX:g}).")
     text += not_passed(rows, "", "Ours not passed") + not_passed(rows, "baseline_", "softdtw-cuda-torch not measured")
     return "Barycenters", text, ["figures/barycenter.png"]
 

@@ -110,7 +110,7 @@ def write_originals(folder, columns, method):
 # torch/bench/features.py output (features.csv): (kind, B, N, D) -> (prefix, disposition, error); others pass.
 FEATURES_GPU, FEATURES_COMMIT = "Synthetic GPU 2GB", "fea7123"
 CDIST_POINTS = [(b, n, d) for b in (4, 8) for n in (16, 32, 64) for d in (1, 2)]
-BARYCENTER_POINTS = [(5, n, d) for n in (20, 40) for d in (1, 3)]
+BARYCENTER_POINTS = [(5, n, d) for n in (20, 40, 80) for d in (1, 3)]
 CDIST_TARGET, BARYCENTER_TARGET = (8, 32, 2), (5, 40, 1)
 FEATURES_NOT_PASSED = {
     ("cdist", 4, 64, 1): ("", "error", "RuntimeError: synthetic cdist launch error"),
@@ -118,6 +118,9 @@ FEATURES_NOT_PASSED = {
     ("barycenter", 5, 20, 3): ("", "error", "RuntimeError: synthetic barycenter error"),
     ("barycenter", 5, 40, 3): ("baseline_", "not_supported", "synthetic: needs CUDA (numba)"),
 }
+# Barycenter points whose baseline objective is off by this much (relative): over the 1e-3 limit, at the
+# largest ratio, so a range that kept it would show it.
+OBJECTIVE_APART = {(5, 80, 3): 4e-3}
 
 
 def features_rows():
@@ -137,7 +140,8 @@ def features_rows():
                 ratio = 10 + n / 4 + d
                 row.update(B=b, iterations=200, lr=0.1, ms=ms, p10_ms=ms, p90_ms=ms, ms_per_iter=ms / 200,
                            objective=-10 - n * 0.01, baseline_disposition="passed", baseline_ms=ms * ratio,
-                           baseline_ms_per_iter=ms * ratio / 200, baseline_objective=(-10 - n * 0.01) * (1 + 1e-4 * d))
+                           baseline_ms_per_iter=ms * ratio / 200,
+                           baseline_objective=(-10 - n * 0.01) * (1 + OBJECTIVE_APART.get((b, n, d), 1e-4 * d)))
                 if (b, n, d) == BARYCENTER_TARGET:
                     row.update(target="ratio >= 20 and objective_rel_diff <= 0.001")
             row.update({prefix + "disposition": disposition, prefix + "error": error})

@@ -335,6 +335,11 @@ def test_synthetic_features_figures_leave_missing_points_out(synth):
     assert "target ms <= 5" in captions["cdist"] and "CUDA events" in captions["cdist"]
     assert "not supported (synthetic: needs CUDA (numba)) at D = 3, N = 40" in captions["barycenter"]
     assert "error (RuntimeError: synthetic barycenter error) at D = 3, N = 20" in captions["barycenter"]
+    # a ratio is written only where the objectives agree; the point over the limit is named instead
+    ratios = [t for ax in figs["barycenter"].axes for t in ax.texts if t.get_text().endswith("×")]
+    agree = [r for r in features_rows(sweep.parent, "barycenter")
+             if r["ratio"] and float(r["objective_rel_diff"]) <= data.OBJECTIVE_REL_MAX]
+    assert len(ratios) == len(agree) and "no ratio where they differ: D = 3, N = 80: 0.004" in captions["barycenter"]
     for f in figs.values():
         assert any(synthetic.FEATURES_GPU in t.get_text() and synthetic.FEATURES_COMMIT in t.get_text()
                    for t in f.texts)
@@ -354,11 +359,19 @@ def test_synthetic_features_claims_are_the_file(synth):
     assert "Not passed at B1 = B2 = 4, N = 64, D = 1: error (RuntimeError: synthetic cdist launch error)." in cdist
     assert synthetic.FEATURES_COMMIT in cdist and "CUDA events" in cdist
     rows = features_rows(sweep.parent, "barycenter")
-    both = [float(r["ratio"]) for r in rows if r["ratio"]]
+    both = [float(r["ratio"]) for r in rows if r["ratio"] and float(r["objective_rel_diff"]) <= data.OBJECTIVE_REL_MAX]
+    apart = [r for r in rows if r["ratio"] and float(r["objective_rel_diff"]) > data.OBJECTIVE_REL_MAX]
+    assert len(apart) == len(synthetic.OBJECTIVE_APART) and max(float(r["ratio"]) for r in apart) > max(both)
     line = next(l for l in bary.splitlines() if l.startswith("- Where both ran"))
     shown = [float(v) for v in re.findall(r"([0-9.]+)× \(", line)]
-    assert line.startswith(f"- Where both ran ({len(both)} points)")
+    assert line.startswith(f"- Where both ran and their objectives agree (relative difference <= 0.001; "
+                           f"{len(both)} points)")
     assert rounded(shown[0], min(both)) and rounded(shown[1], max(both)), line
+    for r in apart:  # left out of the range, and said so with its difference
+        where = f"B = {r['B']}, N = {r['N']}, D = {r['D']}"
+        assert f"No ratio at {where}: both ran, but the objectives differ by " \
+               f"{float(r['objective_rel_diff']):.2g}" in bary
+        assert where not in line
     target = next(r for r in rows if r["target"])
     assert target["target_met"] == "yes" and "**met**" in bary
     assert f"ratio {_fmt(float(target['ratio']))}×" in bary

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.append(str(HERE.parents[1]))  # baselines/, after everything else: the root's folders shadow nothing
 from baselines.originals.metadata import commit_label  # noqa: E402
-from features_report import COLUMNS, markdown  # noqa: E402
+from features_report import COLUMNS, OBJECTIVE_REL_MAX, RATIO_MIN, WARMUP_ITERATIONS, markdown  # noqa: E402
 from step import fmt, quantile  # noqa: E402
 from step import timed as event_times  # noqa: E402
 
@@ -37,8 +37,7 @@ BARYCENTER_GRID = [(20, n, d) for n in (100, 200, 400) for d in (1, 8)]
 QUICK_CDIST, QUICK_BARYCENTER = [(8, 16, 1), (8, 16, 3)], [(4, 12, 1), (4, 12, 2)]
 CDIST_TARGET_MS = {(1024, 128, 8): 150.0}
 BARYCENTER_TARGET = {(20, 200, 1), (20, 200, 8)}
-RATIO_MIN, OBJECTIVE_REL_MAX = 20.0, 1e-3
-ITERATIONS, QUICK_ITERATIONS, WARMUP_ITERATIONS = 200, 10, 5
+ITERATIONS, QUICK_ITERATIONS = 200, 10
 SAMPLE_PAIRS, VALUE_TOL = 32, 1e-5
 
 
@@ -173,11 +172,6 @@ def metadata(device, reps):
             "method": "cuda-events" if device == "cuda" else "wall-clock"}
 
 
-def show(value):
-    """CSV text as step.py's, but floats with 10 digits: objectives compared to 1e-3 need more than 4."""
-    return f"{value:.10g}" if isinstance(value, float) else fmt(value)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, type=Path, help="folder for features.csv and features.md")
@@ -202,13 +196,13 @@ def main(argv=None):
                                                                         BARYCENTER_GRID)]
         for point, (b, n, d), extra in points:
             row = dict(meta, **point(b, n, d, args, *extra))
-            writer.writerow({k: show(row.get(k)) for k in COLUMNS})
+            writer.writerow({k: fmt(row.get(k)) for k in COLUMNS})
             f.flush()
             rows.append(row)
             (args.out / "features.md").write_text(markdown(rows))
             if args.device == "cuda":
                 torch.cuda.empty_cache()  # what a point cached (or an OOM left) is not the next point's
-            print(" ".join(f"{k}={show(row.get(k))}" for k in COLUMNS[3:] if row.get(k) not in (None, "")), flush=True)
+            print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[3:] if row.get(k) not in (None, "")), flush=True)
     return 0
 
 

@@ -26,7 +26,7 @@ import sdtw_torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[2]))  # baselines/, after everything else
 from baselines.originals.metadata import commit_label  # noqa: E402
-from step_report import REFERENCE_API, markdown  # noqa: E402
+from step_report import REFERENCE_API, STEPS, WARMUP, markdown  # noqa: E402
 
 POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
 COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
@@ -38,7 +38,7 @@ PEAK_PARTS = (
     ("state", ("sqeuclidean_forward_cuda", "cost_forward_cuda")),
 )
 COLUMNS = (
-    "gpu commit date B N M D api mode precision eager_ms eager_p10_ms eager_p90_ms graph_ms compile_ms "
+    "gpu commit date warmup steps B N M D api mode precision eager_ms eager_p10_ms eager_p90_ms graph_ms compile_ms "
     "kernel_ms launches memsets eager_over_graph compile_over_graph step_bytes xy_bytes bytes_per_cell "
     "state_bytes_per_cell peak_state_bpc peak_cost_bpc peak_alignment_bpc peak_other_bpc peak_rounding_bpc "
     "compile_skips disposition error"
@@ -239,13 +239,16 @@ def run_point(args, b, n, d, api, mode, precision, meta):
     return row
 
 
-def metadata():
-    return {"gpu": torch.cuda.get_device_name(), "commit": commit_label(), "date": datetime.date.today().isoformat()}
+def metadata(args):
+    return {"gpu": torch.cuda.get_device_name(), "commit": commit_label(), "date": datetime.date.today().isoformat(),
+            "warmup": args.warmup, "steps": args.steps}
 
 
 def fmt(value):
+    """CSV text of a value; floats with 10 digits, so that a column read back judges as the value did
+    (objectives compared to 1e-3, bytes per cell next to a bound)."""
     if isinstance(value, float):
-        return f"{value:.4g}" if math.isfinite(value) else str(value)
+        return f"{value:.10g}" if math.isfinite(value) else str(value)
     return "" if value is None else str(value)
 
 
@@ -257,8 +260,8 @@ def main(argv=None):
     parser.add_argument("--apis", default="module,functional")
     parser.add_argument("--modes", default="fused,unfused")
     parser.add_argument("--precisions", default="float32,bf16-autocast")
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--steps", type=int, default=STEPS)
     args = parser.parse_args(argv)
     parse = lambda s: tuple(tuple(int(v) for v in p.split(",")) for p in s.split(";") if p)  # noqa: E731
     points = parse(args.points) if args.points else POINTS
@@ -267,22 +270,24 @@ def main(argv=None):
         parser.error("--steps must be >= 20 (median and spread need enough steps)")
     if not torch.cuda.is_available():
         parser.error("needs a CUDA device (torch.cuda.is_available() is False)")
-    meta = metadata()
+    meta = metadata(args)
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for b, n, d in points:
         for api in args.apis.split(","):
             for mode in args.modes.split(","):
                 for precision in args.precisions.split(","):
-                    row = run_point(args, b, n, d, api, mode, precision, meta)
-                    rows.append(row)
-                    print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[3:]), flush=True)
-                    write(args.out, rows)
+                    record(args.out, rows, run_point(args, b, n, d, api, mode, precision, meta))
         if (b, n, d) in args.compile_points:
-            rows.append(run_point(args, b, n, d, REFERENCE_API, "-", "float32", meta))
-            print(" ".join(f"{k}={fmt(rows[-1].get(k))}" for k in COLUMNS[3:]), flush=True)
-            write(args.out, rows)
+            record(args.out, rows, run_point(args, b, n, d, REFERENCE_API, "-", "float32", meta))
     return 0
+
+
+def record(out, rows, row):
+    """Adds a finished row, prints it and rewrites the files."""
+    rows.append(row)
+    print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[5:]), flush=True)
+    write(out, rows)
 
 
 def write(out, rows):

@@ -8,6 +8,7 @@ import sys
 EAGER_OVER_GRAPH_MAX = 1.3
 LAUNCHES_MAX = {"fused": 4, "unfused": 6}
 BYTES_PER_CELL_MAX = {"fused": 4.5, "unfused": 12.5}  # at N >= 512
+WARMUP, STEPS = 5, 30  # step.py's defaults; its rows record the counts they ran with
 
 
 def _num(row, key):
@@ -29,22 +30,22 @@ COMPILE_BOUND_POINTS = ((16, 128, 64),)  # compile / graph
 
 def account(row):
     """Bytes per cell live at the step's peak, as traced (step.py): the state (and values), the cost
-    D and the alignment E of unfused mode, everything else, and the allocator's rounding; then what
-    the trace leaves unexplained (0 when every byte is accounted for). Rows from before the trace
-    had the model state + 4 B (D) + 4 B (E) in unfused mode instead."""
-    measured = bytes_per_cell(row)
+    D and the alignment E of unfused mode, everything else, and the allocator's rounding (these sum
+    to B/cell by construction); then the traced state less the workspace model (workspace_bytes), so
+    a kernel workspace that differs from its model shows. Rows from before the trace had the model
+    state + 4 B (D) + 4 B (E) in unfused mode instead, and no traced state to compare."""
     parts = [_num(row, f"peak_{p}_bpc") for p in ("state", "cost", "alignment", "other", "rounding")]
     if any(v != v for v in parts):
         state = _num(row, "state_bytes_per_cell")
         cost = alignment = 4.0 if row["mode"] == "unfused" else 0.0
-        parts = [state, cost, alignment, float("nan"), float("nan")]
-        return parts + [measured - state - cost - alignment]
-    return parts + [measured - sum(parts)]
+        return [state, cost, alignment, float("nan"), float("nan"), float("nan")]
+    return parts + [parts[0] - _num(row, "state_bytes_per_cell")]
 
 
 def bytes_per_cell(row):
-    """(peak - x/y-shaped bytes) / cells from the exact byte counts when the row has them: the
-    column itself is rounded to 4 digits, which can round a value just over a bound onto it."""
+    """(peak - x/y-shaped bytes) / cells from the exact byte counts when the row has them; the column
+    itself only for rows without them (old rows wrote it to 4 digits, which can round a value just
+    over a bound onto it)."""
     step, xy = _num(row, "step_bytes"), _num(row, "xy_bytes")
     if step == step and xy == xy:
         return (step - xy) / (int(row["B"]) * int(row["N"]) * int(row["M"]))
@@ -71,6 +72,21 @@ def verdicts(row):
     return ", ".join(out) or "ok"
 
 
+def eager_minus_graph(row):
+    """ms the eager step spends beyond its graph replay: the host's part of the step."""
+    return _num(row, "eager_ms") - _num(row, "graph_ms")
+
+
+def counts(row):
+    """The method text's warm-up and timed-step counts, from the row (step.py records them) or said to be
+    missing (older rows)."""
+    if not (row.get("warmup") and row.get("steps")):
+        return (f"the warm-up and timed-step counts are not recorded in this file (step.py's defaults: {WARMUP} "
+                f"untimed warm-up steps, then {STEPS} timed)")
+    return (f"per point, eager, graph and compile each run {row['warmup']} untimed warm-up steps (graph: after 3 "
+            f"steps on a side stream and the capture; compile: at least 3), then {row['steps']} timed steps")
+
+
 def reference_table(rows):
     """torch's own mse_loss through the same step: what this host's autograd engine, CUDA graph
     replay and torch.compile cost a loss with next to no GPU work."""
@@ -82,18 +98,21 @@ def reference_table(rows):
         "## The same step with torch's own loss",
         "",
         "`torch.nn.functional.mse_loss(x, y, reduction='none').sum((1, 2))` in place of soft-DTW, by the same "
-        "method, in the same process: its kernels take microseconds, so its eager and compiled times are the "
-        "host's own cost of a step (Python, the autograd engine, torch.compile's runtime), which bounds any "
-        "loss's eager / graph and compile / graph from below at small sizes.",
+        "method, in the same process: a loss with almost no GPU work, so its eager − graph ms is this host's cost "
+        "of a step for that loss (Python, the autograd engine, launches that the replay does without). Compare "
+        "milliseconds, not ratios: its eager / graph divides by a graph time of next to nothing, so it says "
+        "nothing about another loss's.",
         "",
-        "| B | N | D | eager ms (p10-p90) | graph ms | compile ms | kernels ms | launches (+memsets) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| B | N | D | eager ms (p10-p90) | graph ms | eager − graph ms | compile ms | kernels ms | "
+        "launches (+memsets) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in refs:
         lines.append(
             f"| {r['B']} | {r['N']} | {r['D']} | {_f(_num(r, 'eager_ms'))} ({_f(_num(r, 'eager_p10_ms'))}-"
-            f"{_f(_num(r, 'eager_p90_ms'))}) | {_f(_num(r, 'graph_ms'))} | {_f(_num(r, 'compile_ms'))} | "
-            f"{_f(_num(r, 'kernel_ms'))} | {r.get('launches', '')} (+{r.get('memsets', '')}) |"
+            f"{_f(_num(r, 'eager_p90_ms'))}) | {_f(_num(r, 'graph_ms'))} | {_f(eager_minus_graph(r))} | "
+            f"{_f(_num(r, 'compile_ms'))} | {_f(_num(r, 'kernel_ms'))} | {r.get('launches', '')} "
+            f"(+{r.get('memsets', '')}) |"
         )
     return lines
 
@@ -105,36 +124,42 @@ def markdown(rows):
         "# The user's training step (torch/bench/step.py)",
         "",
         f"GPU {head.get('gpu', '?')}, commit {head.get('commit', '?')}, {head.get('date', '?')}. Method: one Python "
-        "process; each step makes fresh leaf copies of x and y and runs `loss.sum().backward()`; times are "
-        "CUDA events around each step (median of the timed steps, p10-p90 beside it). Graph: the same step, "
-        "copies included, captured once and replayed. Compile: `torch.compile(mode='reduce-overhead', "
-        "fullgraph=True)` of the loss, backward included. Kernel time and launches: the profiler over one "
-        "loss forward + backward (leaves made outside; launches = kernel launches, memsets counted apart). "
+        "process; each step makes fresh leaf copies of x and y and runs `loss.sum().backward()`; "
+        f"{counts(head)}; times are CUDA events around each step (median of "
+        "the timed steps, p10-p90 beside it). Graph: the same step, copies included, captured once and replayed. "
+        "Compile: `torch.compile(mode='reduce-overhead', fullgraph=True)` of the loss, backward included; the "
+        "leaf copies are made eagerly, outside the compiled region, and timed with the step, as the graph replay "
+        "includes them. Kernel time and launches: the profiler over one loss forward + backward (leaves made "
+        "outside; launches = kernel launches, memsets counted apart). "
         "Memory: peak minus allocated just before the step, less the tensors shaped like x and y live at the "
         "peak (their gradients; under autocast also the float32 casts), per DP cell (B x N x M); beside it the "
         "bytes live "
         "at the peak of an allocation trace of the same step, by the function that allocated them (state: "
         "the forward's workspace and values; cost D and E: unfused mode's; other: the rest; rounding: the "
-        "caching allocator's block rounding, measured peak less traced peak).",
+        "caching allocator's block rounding, measured peak less traced peak; these sum to B/cell); state − model: "
+        "the traced state less the workspace model (`workspace_bytes`), non-zero where a kernel's workspace "
+        "differs from it.",
         "",
         f"Bounds: eager / graph <= {EAGER_OVER_GRAPH_MAX} at (16,128,64) and (32,512,64), compile / graph <= "
         f"{EAGER_OVER_GRAPH_MAX} at (16,128,64); launches <= "
         f"{LAUNCHES_MAX['fused']} fused, <= {LAUNCHES_MAX['unfused']} unfused; bytes per cell <= "
         f"{BYTES_PER_CELL_MAX['fused']} fused, <= {BYTES_PER_CELL_MAX['unfused']} unfused at N >= 512.",
         "",
-        "| B | N | D | api | mode | precision | eager ms (p10-p90) | graph ms | compile ms | kernels ms | "
-        "eager/graph | launches (+memsets) | B/cell | state | cost D | E | other | rounding | unexplained | check |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| B | N | D | api | mode | precision | eager ms (p10-p90) | graph ms | eager − graph ms | compile ms | "
+        "kernels ms | eager/graph | launches (+memsets) | B/cell | state | cost D | E | other | rounding | "
+        "state − model | check |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in (r for r in rows if r.get("api") != REFERENCE_API):
-        state, cost, alignment, other, rounding, rest = account(r)
+        state, cost, alignment, other, rounding, over_model = account(r)
         lines.append(
             f"| {r['B']} | {r['N']} | {r['D']} | {r['api']} | {r['mode']} | {r['precision']} | "
             f"{_f(_num(r, 'eager_ms'))} ({_f(_num(r, 'eager_p10_ms'))}-{_f(_num(r, 'eager_p90_ms'))}) | "
-            f"{_f(_num(r, 'graph_ms'))} | {_f(_num(r, 'compile_ms'))} | {_f(_num(r, 'kernel_ms'))} | "
+            f"{_f(_num(r, 'graph_ms'))} | {_f(eager_minus_graph(r))} | {_f(_num(r, 'compile_ms'))} | "
+            f"{_f(_num(r, 'kernel_ms'))} | "
             f"{_f(_num(r, 'eager_over_graph'))} | {r.get('launches', '')} (+{r.get('memsets', '')}) | "
             f"{_f(bytes_per_cell(r), 6)} | {_f(state)} | {_f(cost)} | {_f(alignment)} | {_f(other, 2)} | "
-            f"{_f(rounding, 2)} | {_f(rest, 2)} | "
+            f"{_f(rounding, 2)} | {_f(over_model, 2)} | "
             f"{verdicts(r)} |"
         )
     lines += reference_table(rows)

@@ -102,3 +102,11 @@ def test_quick_sweep_on_the_gpu(tmp_path, device):
     assert all(r["method"] == "cuda-events" and r["gpu"] == torch.cuda.get_device_name() for r in rows)
     assert all(r["disposition"] == "passed" for r in rows)
     assert all(float(r["value_err"]) < 1e-5 for r in rows if r["kind"] == "cdist")
+
+
+def test_a_ratio_is_shown_only_where_the_objectives_agree():
+    from features_report import OBJECTIVE_REL_MAX, comparable_ratio
+
+    assert comparable_ratio({"ratio": "40.0", "objective_rel_diff": str(OBJECTIVE_REL_MAX / 2)}) == "40"
+    shown = comparable_ratio({"ratio": "122.4", "objective_rel_diff": "0.004"})
+    assert "122" not in shown and "objectives differ by 0.004" in shown

@@ -183,14 +183,17 @@ def test_amp_grad_scaler_skips_an_inf_step_and_training_goes_on():
     assert torch.isfinite(torch.cat([p.flatten() for p in model.parameters()])).all()
 
 
-def _report():
+def _bench(name):
+    import importlib
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    import step_report
+    return importlib.import_module(name)
 
-    return step_report
+
+def _report():
+    return _bench("step_report")
 
 
 def _row(**values):
@@ -220,11 +223,51 @@ def test_step_report_verdicts_name_each_broken_bound():
 
 def test_step_report_accounts_for_the_traced_bytes():
     report = _report()
-    state, cost, alignment, other, rounding, rest = report.account(_row())
+    state, cost, alignment, other, rounding, over_model = report.account(_row(state_bytes_per_cell="4.4"))
     assert (state, cost, alignment, other, rounding) == (4.5, 0.0, 0.0, 0.05, 0.01)
-    assert rest == pytest.approx(0.04)
+    assert over_model == pytest.approx(0.1)  # traced state less the workspace model
     old = _row(mode="unfused", bytes_per_cell=12.6, peak_state_bpc="", state_bytes_per_cell="4.5")
-    assert report.account(old)[:3] == [4.5, 4.0, 4.0] and report.account(old)[-1] == pytest.approx(0.1)
+    assert report.account(old)[:3] == [4.5, 4.0, 4.0] and math.isnan(report.account(old)[-1])
+    text = report.markdown([_row(state_bytes_per_cell="4.4")])
+    assert "| eager − graph ms |" in text and "| state − model | check |" in text and "unexplained" not in text
+    assert "| 0.15 | 0.05 | 0.18 |" in text  # graph, eager − graph, compile
+
+
+def test_step_report_states_warmup_and_timed_steps():
+    report = _report()
+    text = report.markdown([_row(warmup=7, steps=40)])
+    assert "7 untimed warm-up steps" in text and "then 40 timed steps" in text
+    assert "outside the compiled region" in text
+    assert "counts are not recorded in this file" in report.markdown([_row()])
+
+
+def test_step_fmt_keeps_ten_digits():
+    step = _bench("step")
+    assert step.fmt(4.500120163) == "4.500120163" and step.fmt(None) == "" and step.fmt(float("nan")) == "nan"
+    assert "warmup" in step.COLUMNS and "steps" in step.COLUMNS
+
+
+def test_peak_parts_sorts_the_bytes_live_at_the_traced_peak():
+    """A synthetic allocation trace: the peak is the most bytes live at once; each live block goes to
+    the first PEAK_PARTS entry its frames name, else 'other'; rounding is the measured peak less it."""
+    step = _bench("step")
+
+    def alloc(addr, size, *names):
+        return {"action": "alloc", "addr": addr, "size": size, "frames": [{"name": n} for n in names]}
+
+    trace = [
+        alloc(1, 100, "at::native::_to_copy"),
+        alloc(2, 400, "python", "sdtw::sqeuclidean_forward_cuda"),
+        alloc(3, 300, "sdtw::sqeuclidean_cost_cuda"),
+        alloc(6, 10, "sdtw::sqeuclidean_cost_backward_cuda"),  # xy before alignment: first match wins
+        alloc(4, 50),
+        {"action": "free_requested", "addr": 3, "size": 300},
+        {"action": "free_requested", "addr": 99, "size": 7},  # not traced: ignored
+        alloc(5, 200, "sdtw::cost_backward_cuda"),  # after the peak: not in it
+    ]
+    parts = step.peak_parts(trace, 900)
+    assert parts == {"xy": 110, "alignment": 0, "cost": 300, "state": 400, "other": 50, "rounding": 40}
+    assert step.peak_parts([], 64) == {"xy": 0, "alignment": 0, "cost": 0, "state": 0, "other": 0, "rounding": 64}
 
 
 def test_step_report_puts_torchs_own_loss_in_its_own_table():
@@ -232,3 +275,5 @@ def test_step_report_puts_torchs_own_loss_in_its_own_table():
     text = report.markdown([_row(), _row(api="torch-mse", mode="-", eager_ms="0.31", launches="5")])
     main, reference = text.split("## The same step with torch's own loss")
     assert "torch-mse" not in main and "| 16 | 128 | 64 | 0.31" in reference
+    assert "| eager − graph ms |" in reference and "| 0.15 | 0.16 |" in reference  # 0.31 - 0.15
+    assert "from below" not in reference and "not ratios" in reference
