@@ -61,8 +61,9 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
           border_diag = __ldcg(ring_in + 2 * jb + 1);
         }
       }
-      // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state. The
-      // forward wrote every slot of the strip, empty() outside the grid.
+      // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state. Off
+      // the grid that word is not the cell's (the forward stores only the grid's cells), so an
+      // inactive cell takes empty() instead.
       auto* chunk_state = st + static_cast<int64_t>(cols + kWarp - 2 - t0) * kWarp;
       typename State::Word words[kWarp];
 #pragma unroll
@@ -84,7 +85,7 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
         const C e_sum = last_cell ? e_end : from_right + up_below + diag_below_prev;
         const C e = active ? e_sum : C(0);
         C w_diag, w_up, w_left;
-        State::decode(words[step], w_diag, w_up, w_left);
+        State::decode(State::kEveryWordFinite || active ? words[step] : State::empty(), w_diag, w_up, w_left);
         const C n_up = e * w_up, n_diag = e * w_diag;
         if (active) {
           if constexpr (kDenseE)

@@ -21,14 +21,17 @@ struct ForwardArgs {
   Schedule s;
   double gamma;
   T* values;                           // batch
-  typename CellState<T>::Word* state;  // (batch * strips) x (m + 31) x 32, by warp step; null: values only
+  typename CellState<T>::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
   double* ring;                        // batch x ring_slots x m: the last row of R of a strip
 };
 
 // The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
-// reads or writes 32 consecutive words.
+// reads or writes 32 consecutive words. Strips start m steps apart, so a strip's last 31 steps
+// overlap the next strip's first 31: lane l uses steps [l, m + l) of its strip, and the next
+// strip's lane l leaves steps [m, m + l) of this one unused. Only cells inside the grid are
+// stored; the word of a step off the grid may be another strip's cell.
 __host__ __device__ inline int64_t state_index(int64_t strip, int64_t m, int64_t step, int lane) {
-  return (strip * (m + kWarp - 1) + step) * kWarp + lane;
+  return (strip * m + step) * kWarp + lane;
 }
 
 // Base-2 exp and log with denormals flushed: one MUFU instruction each, no range fix-ups on the
@@ -69,8 +72,8 @@ __host__ __device__ constexpr int warps_per_block() {
 // (chunk parity) * 32 and reads back up to 31 columns of the chunk before, both bank-conflict free.
 constexpr int kTileColumns = 2 * kWarp;
 
-// Writes cost(row0 + lane, j) into the strip's state word of warp step j + lane, for every step of
-// the strip (0 off the grid). The cost's loads and arithmetic then run before the chain (while the
+// Writes cost(row0 + lane, j) into the strip's state word of warp step j + lane, for every column
+// j of the grid. The cost's loads and arithmetic then run before the chain (while the
 // strips below would only wait), never between two dependent steps. Columns come from the policy
 // 32 at a time and turn into warp steps through the warp's tile ring, so the stores are whole warp
 // steps.
@@ -90,8 +93,8 @@ __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T
 #pragma unroll 8
     for (int step = 0; step < kWarp; ++step) {
       const int t = t0 + step, j = t - lane;
-      const T c = j >= 0 && j < cols ? tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)] : T(0);
-      if (t < last_step) st[static_cast<int64_t>(t) * kWarp] = CellState<T>::hold(c);
+      if (j >= 0 && j < cols)
+        st[static_cast<int64_t>(t) * kWarp] = CellState<T>::hold(tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)]);
     }
     __syncwarp();
   }
@@ -148,7 +151,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
       auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
       if constexpr (kSaveState) {
         // The chunk's costs go from its state words (this lane's own) to where its steps read them:
-        // shared memory, since 32 more registers live across the chain would spill.
+        // shared memory, since 32 more registers live across the chain would spill. A step off the
+        // grid reads a word that is not its cell's: it only ever reaches the discarded side of a select.
         T chunk_cost[kWarp];
 #pragma unroll
         for (int step = 0; step < kWarp; ++step)
@@ -193,13 +197,13 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         const double r_live = (static_cast<double>(c) + rmin) - log2_scale * static_cast<double>(fast_log2(sum));
         const typename State::Word w_live = State::encode(ed, eu, el, fast_rcp(sum));
         const double r = live ? r_live : inf;
-        // Every (step, lane) slot of the strip is written, the ones outside the grid with empty().
-        // A value that is not finite in T (no finite path, NaN, overflow) has no gradient: its end
-        // cell is marked so that the backward gives the whole pair NaN.
+        // Every cell of the grid is written, the ones outside the band with empty(). A value that
+        // is not finite in T (no finite path, NaN, overflow) has no gradient: its end cell is
+        // marked so that the backward gives the whole pair NaN.
         const bool end_overflows = step == value_step && !isfinite(static_cast<T>(r));
         const typename State::Word w = end_overflows ? State::poison() : live ? w_live : State::empty();
         if constexpr (kSaveState)
-          if (t < last_step) chunk_state[step * kWarp] = w;
+          if ((in_grid >> step) & 1u) chunk_state[step * kWarp] = w;
         if (writes_ring && ((in_grid >> step) & 1u)) ring_out[j] = r;
         if (step == value_step) a.values[b] = static_cast<T>(r);
         left = r;

@@ -17,6 +17,7 @@ struct CellState<float> {
   using Word = uint32_t;
   using Compute = float;
   static constexpr float kScale = 65535.0f;
+  static constexpr bool kEveryWordFinite = true;  // any 32 bits decode to finite weights
 
   __device__ static Word encode(float ediag, float eup, float eleft, float inv_sum) {
     uint32_t qd = __float2uint_rn(ediag * inv_sum * kScale);
@@ -48,6 +49,7 @@ template <>
 struct CellState<double> {
   using Word = DoublePair;
   using Compute = double;
+  static constexpr bool kEveryWordFinite = false;
 
   __device__ static Word encode(double ediag, double eup, double eleft, double inv_sum) {
     Word w{ediag * inv_sum, eup * inv_sum};

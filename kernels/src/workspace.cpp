@@ -46,8 +46,9 @@ WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::
   // steps apart, so m / 32 + 2 slots per pair keep writers from waiting in a full pipeline. The
   // last strip in either direction's order feeds no other, so strips - 1 slots hold every border.
   w.ring_slots = std::max<int64_t>(1, std::min<int64_t>(w.strips - 1, (p.m + kRows - 1) / kRows + 2));
+  // Strips overlap by 31 steps (state_index in forward.cuh): the last one alone needs them.
   const std::size_t state_bytes =
-      static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m + kRows - 1) * kRows * state_word;
+      (static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m) + kRows - 1) * kRows * state_word;
   w.state = 0;
   w.ticket = aligned(state_bytes);
   w.progress = w.ticket + kAlign;
