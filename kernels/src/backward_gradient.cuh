@@ -35,9 +35,9 @@ __device__ __noinline__ void strips_out_of_line(const BackwardArgs<T>& a) {
 
 // Tiles of a pair: rows of x from the bottom up (the backward finishes the bottom strips first,
 // so their tiles overlap the strips still running above), then rows of y, which read every strip.
-template <typename T, int kFeatures>
+template <typename T, int kFeatures, typename In>
 __global__ void __launch_bounds__(kJacThreads, 2)
-    backward_gradient_kernel(BackwardArgs<T> a, JacobianArgs<T> gx, JacobianArgs<T> gy) {
+    backward_gradient_kernel(BackwardArgs<T> a, JacobianArgs<T, In> gx, JacobianArgs<T, In> gy) {
   using Product = JacobianProduct<T, kFeatures>;
   constexpr int64_t kRows = Product::kRows;
   __shared__ typename Product::Tiles tiles;

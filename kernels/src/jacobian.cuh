@@ -10,15 +10,16 @@
 
 namespace sdtw::kernels::detail {
 
-template <typename T>
+// x, y and the gradients are In (T, or bfloat16 / float16 for T = float); the product runs in T.
+template <typename T, typename In = T>
 struct JacobianArgs {
   int64_t batch, n, m, dim, strips;
   const int64_t* x_len;
   const int64_t* y_len;
   const typename CellState<T>::Word* state;  // holds E after the backward
-  const T* self;   // x for grad_x, y for grad_y
-  const T* other;  // y for grad_x, x for grad_y
-  T* grad;
+  const In* self;   // x for grad_x, y for grad_y
+  const In* other;  // y for grad_x, x for grad_y
+  In* grad;
   const T* dense = nullptr;  // batch x n x m row-major, read instead of the state (kDense)
 };
 
@@ -146,8 +147,8 @@ using JacobianProduct = std::conditional_t<std::is_same_v<T, float>, Tf32Product
 
 // A row-major E (or any G): tile [in][row] is E(i0 + row, j0 + in) for rows of x and
 // E(i0 + in, j0 + row) for rows of y; consecutive threads take consecutive columns j (coalesced).
-template <typename T, bool for_y, int kRows, typename Tile>
-__device__ void load_dense_tile(const JacobianArgs<T>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
+template <typename T, bool for_y, int kRows, typename In, typename Tile>
+__device__ void load_dense_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
                                 Tile& e_tile) {
   for (int idx = threadIdx.x; idx < kJacInner * kRows; idx += kJacThreads) {
     const int in = for_y ? idx / kRows : idx % kJacInner, row = for_y ? idx % kRows : idx / kJacInner;
@@ -159,8 +160,8 @@ __device__ void load_dense_tile(const JacobianArgs<T>& a, int64_t b, int64_t i0,
 // One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
 // true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
 // of one strip), or from a.dense when kDense.
-template <typename T, bool for_y, int kFeatures, bool kDense>
-__device__ void jacobian_block(const JacobianArgs<T>& a, int64_t b, int64_t row_block, int64_t feature_tile,
+template <typename T, bool for_y, int kFeatures, bool kDense, typename In>
+__device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t row_block, int64_t feature_tile,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
   using State = CellState<T>;
   using Product = JacobianProduct<T, kFeatures>;
@@ -217,7 +218,7 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t b, int64_t row_
     for (int q = 0; q < kOthers; ++q) {
       const int idx = threadIdx.x + q * kJacThreads, kk = idx / kFeatures, f = idx % kFeatures;
       const int64_t in = k0 + kk, d = d0 + f;
-      o_item[q] = (in < inner && d < a.dim) ? a.other[(b * padded_inner + in) * a.dim + d] : T(0);
+      o_item[q] = (in < inner && d < a.dim) ? static_cast<T>(a.other[(b * padded_inner + in) * a.dim + d]) : T(0);
     }
 #pragma unroll
     for (int q = 0; q < kOthers; ++q) {
@@ -232,7 +233,7 @@ __device__ void jacobian_block(const JacobianArgs<T>& a, int64_t b, int64_t row_
     const int64_t row = r0 + r, d = d0 + f;
     if (row >= padded_rows || d >= a.dim) return;
     const int64_t at = (b * padded_rows + row) * a.dim + d;
-    a.grad[at] = row < rows ? T(2) * (a.self[at] * rowsum - dot) : T(0);
+    a.grad[at] = static_cast<In>(row < rows ? T(2) * (static_cast<T>(a.self[at]) * rowsum - dot) : T(0));
   });
 }
 
@@ -249,8 +250,8 @@ struct GradientTiles {
 
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
 // Register caps chosen by measurement (H100): two blocks per SM for the wide feature tiles, three for the narrow one.
-template <typename T, int kFeatures, bool kDense>
-__global__ void __launch_bounds__(kJacThreads, kFeatures > 16 ? 2 : 3) jacobian_kernel(JacobianArgs<T> gx, JacobianArgs<T> gy, int x_blocks) {
+template <typename T, int kFeatures, bool kDense, typename In>
+__global__ void __launch_bounds__(kJacThreads, kFeatures > 16 ? 2 : 3) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
     jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);

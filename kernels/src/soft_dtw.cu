@@ -123,9 +123,9 @@ void launch_backward(const detail::BackwardArgs<T>& args, cudaStream_t stream) {
 constexpr int64_t kMaxGridZ = 65535;
 
 // The arguments of pairs [first, first + count) alone. self_rows and other_rows: n or m.
-template <typename T>
-detail::JacobianArgs<T> pairs_of(detail::JacobianArgs<T> a, int64_t first, int64_t count, int64_t self_rows,
-                                 int64_t other_rows) {
+template <typename T, typename In>
+detail::JacobianArgs<T, In> pairs_of(detail::JacobianArgs<T, In> a, int64_t first, int64_t count, int64_t self_rows,
+                                     int64_t other_rows) {
   a.batch = count;
   if (a.x_len) a.x_len += first;
   if (a.y_len) a.y_len += first;
@@ -138,14 +138,14 @@ detail::JacobianArgs<T> pairs_of(detail::JacobianArgs<T> a, int64_t first, int64
 }
 
 // A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
-template <typename T, int kFeatures, bool kDense>
-void launch_jacobian(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
+template <typename T, int kFeatures, bool kDense, typename In>
+void launch_jacobian(const detail::JacobianArgs<T, In>& gx, const detail::JacobianArgs<T, In>& gy, cudaStream_t stream) {
   const detail::GradientTiles<T, kFeatures> tiles(gx.n, gx.m, gx.dim);
   for (int64_t first = 0; first < gx.batch; first += kMaxGridZ) {
     const int64_t count = std::min(kMaxGridZ, gx.batch - first);
     const dim3 grid(static_cast<unsigned>(tiles.x_blocks + tiles.y_blocks), static_cast<unsigned>(tiles.features),
                     static_cast<unsigned>(count));
-    detail::jacobian_kernel<T, kFeatures, kDense><<<grid, detail::kJacThreads, 0, stream>>>(
+    detail::jacobian_kernel<T, kFeatures, kDense, In><<<grid, detail::kJacThreads, 0, stream>>>(
         pairs_of(gx, first, count, gx.n, gx.m), pairs_of(gy, first, count, gx.m, gx.n), static_cast<int>(tiles.x_blocks));
     check(cudaGetLastError(), "gradient launch");
   }
@@ -166,8 +166,8 @@ auto with_feature_tile(int64_t dim, F&& f) {
   }
 }
 
-template <typename T, bool kDense>
-void launch_jacobians(const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy, cudaStream_t stream) {
+template <typename T, bool kDense, typename In>
+void launch_jacobians(const detail::JacobianArgs<T, In>& gx, const detail::JacobianArgs<T, In>& gy, cudaStream_t stream) {
   with_feature_tile<T>(gx.dim, [&](auto features) { launch_jacobian<T, decltype(features)::value, kDense>(gx, gy, stream); });
 }
 
@@ -175,16 +175,16 @@ void launch_jacobians(const detail::JacobianArgs<T>& gx, const detail::JacobianA
 // there a second launch is a visible share of a training step. Larger problems keep two launches,
 // so that the strips run at the backward kernel's own (higher) residency; double keeps them too, as
 // the gradient tiles' register cap would spill its backward. Returns whether it launched.
-template <typename T>
+template <typename T, typename In>
 bool launch_backward_with_gradient(const Problem& p, const detail::BackwardArgs<T>& args,
-                                   const detail::JacobianArgs<T>& gx, const detail::JacobianArgs<T>& gy,
+                                   const detail::JacobianArgs<T, In>& gx, const detail::JacobianArgs<T, In>& gy,
                                    cudaStream_t stream) {
   if constexpr (!std::is_same_v<T, float>) {
     return false;
   } else {
     return with_feature_tile<T>(p.dim, [&](auto features) {
       constexpr int kFeatures = decltype(features)::value;
-      constexpr auto kernel = detail::backward_gradient_kernel<T, kFeatures>;
+      constexpr auto kernel = detail::backward_gradient_kernel<T, kFeatures, In>;
       const int resident = resident_blocks<kernel, detail::kJacThreads>();
       const int64_t strips = args.s.total();
       constexpr int64_t kStripWarps = detail::kStripWarps;
@@ -224,12 +224,12 @@ void cost_values(const Problem& p, const T* D, T* values, void* workspace, cudaS
   launch_forward<T, PrecomputedCost<T>, false>(p, PrecomputedCost<T>{D, p.n, p.m}, values, workspace, stream);
 }
 
-template <typename T>
-void sqeuclidean_values(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+template <typename T, typename In>
+void sqeuclidean_values(const Problem& p, const In* x, const In* y, T* values, void* workspace, cudaStream_t stream) {
   require(x, "x");
   require(y, "y");
-  const SqEuclideanCost<T> cost{x, y, p.n, p.m, p.dim, p.x_index, p.y_index};
-  launch_forward<T, SqEuclideanCost<T>, false>(p, cost, values, workspace, stream);
+  const SqEuclideanCost<T, 8, In> cost{x, y, p.n, p.m, p.dim, p.x_index, p.y_index};
+  launch_forward<T, SqEuclideanCost<T, 8, In>, false>(p, cost, values, workspace, stream);
 }
 
 template <typename T>
@@ -242,16 +242,16 @@ void cost_backward(const Problem& p, const T* dvalues, T* E, void* workspace, cu
   launch_backward(args, stream);
 }
 
-template <typename T>
-void sqeuclidean_forward(const Problem& p, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+template <typename T, typename In>
+void sqeuclidean_forward(const Problem& p, const In* x, const In* y, T* values, void* workspace, cudaStream_t stream) {
   reject_pair_indices(p);
   require(x, "x");
   require(y, "y");
-  launch_forward(p, SqEuclideanCost<T>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
+  launch_forward(p, SqEuclideanCost<T, 8, In>{x, y, p.n, p.m, p.dim}, values, workspace, stream);
 }
 
-template <typename T>
-void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
+template <typename T, typename In>
+void sqeuclidean_backward(const Problem& p, const In* x, const In* y, const T* dvalues, In* grad_x, In* grad_y,
                           void* workspace, cudaStream_t stream, int64_t dvalues_stride) {
   require(x, "x");
   require(y, "y");
@@ -259,15 +259,15 @@ void sqeuclidean_backward(const Problem& p, const T* x, const T* y, const T* dva
   require(grad_y, "grad_y");
   const WorkspaceLayout w = layout_for<T>(p);
   const detail::BackwardArgs<T> args = backward_args(p, w, dvalues, dvalues_stride, static_cast<T*>(nullptr), workspace);
-  const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, x, y, grad_x};
-  const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, y, x, grad_y};
+  const detail::JacobianArgs<T, In> gx{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, x, y, grad_x};
+  const detail::JacobianArgs<T, In> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, y, x, grad_y};
   if (launch_backward_with_gradient(p, args, gx, gy, stream)) return;
   launch_backward(args, stream);
   launch_jacobians<T, false>(gx, gy, stream);
 }
 
-template <typename T>
-void sqeuclidean_cost_backward(const Problem& p, const T* x, const T* y, const T* G, T* grad_x, T* grad_y,
+template <typename T, typename In>
+void sqeuclidean_cost_backward(const Problem& p, const In* x, const In* y, const T* G, In* grad_x, In* grad_y,
                                cudaStream_t stream) {
   if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
     throw std::invalid_argument("sdtw::kernels: sqeuclidean_cost_backward needs batch, n, m and dim >= 1");
@@ -276,13 +276,13 @@ void sqeuclidean_cost_backward(const Problem& p, const T* x, const T* y, const T
   require(G, "G");
   require(grad_x, "grad_x");
   require(grad_y, "grad_y");
-  const detail::JacobianArgs<T> gx{p.batch, p.n, p.m, p.dim, 0, nullptr, nullptr, nullptr, x, y, grad_x, G};
-  const detail::JacobianArgs<T> gy{p.batch, p.n, p.m, p.dim, 0, nullptr, nullptr, nullptr, y, x, grad_y, G};
+  const detail::JacobianArgs<T, In> gx{p.batch, p.n, p.m, p.dim, 0, nullptr, nullptr, nullptr, x, y, grad_x, G};
+  const detail::JacobianArgs<T, In> gy{p.batch, p.n, p.m, p.dim, 0, nullptr, nullptr, nullptr, y, x, grad_y, G};
   launch_jacobians<T, true>(gx, gy, stream);
 }
 
-template <typename T>
-void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream_t stream) {
+template <typename T, typename In>
+void sqeuclidean_cost(const Problem& p, const In* x, const In* y, T* D, cudaStream_t stream) {
   if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
     throw std::invalid_argument("sdtw::kernels: sqeuclidean_cost needs batch, n, m and dim >= 1");
   require(x, "x");
@@ -293,7 +293,7 @@ void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream
     const int64_t count = std::min(kMaxGridZ, p.batch - first);
     const dim3 grid(static_cast<unsigned>((p.m + kCols - 1) / kCols), static_cast<unsigned>((p.n + kTile - 1) / kTile),
                     static_cast<unsigned>(count));
-    const SqEuclideanCost<T> cost{x + first * p.n * p.dim, y + first * p.m * p.dim, p.n, p.m, p.dim};
+    const SqEuclideanCost<T, 8, In> cost{x + first * p.n * p.dim, y + first * p.m * p.dim, p.n, p.m, p.dim};
     detail::cost_tile_kernel<T><<<grid, kCols, 0, stream>>>(cost, p.n, p.m, D + first * p.n * p.m);
     check(cudaGetLastError(), "cost launch");
   }
@@ -303,16 +303,22 @@ void sqeuclidean_cost(const Problem& p, const T* x, const T* y, T* D, cudaStream
   template std::size_t workspace_bytes<T>(const Problem&);                                                    \
   template std::size_t values_workspace_bytes<T>(const Problem&);                                             \
   template void cost_values<T>(const Problem&, const T*, T*, void*, cudaStream_t);                            \
-  template void sqeuclidean_values<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);           \
   template void cost_forward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                           \
-  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t, int64_t);                 \
-  template void sqeuclidean_forward<T>(const Problem&, const T*, const T*, T*, void*, cudaStream_t);          \
-  template void sqeuclidean_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, void*, cudaStream_t, \
-                                        int64_t);                                                           \
-  template void sqeuclidean_cost<T>(const Problem&, const T*, const T*, T*, cudaStream_t);                    \
-  template void sqeuclidean_cost_backward<T>(const Problem&, const T*, const T*, const T*, T*, T*, cudaStream_t);
+  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t, int64_t);
+#define SDTW_INSTANTIATE_INPUTS(T, In)                                                                        \
+  template void sqeuclidean_values<T, In>(const Problem&, const In*, const In*, T*, void*, cudaStream_t);    \
+  template void sqeuclidean_forward<T, In>(const Problem&, const In*, const In*, T*, void*, cudaStream_t);   \
+  template void sqeuclidean_backward<T, In>(const Problem&, const In*, const In*, const T*, In*, In*, void*,   \
+                                            cudaStream_t, int64_t);                                           \
+  template void sqeuclidean_cost<T, In>(const Problem&, const In*, const In*, T*, cudaStream_t);             \
+  template void sqeuclidean_cost_backward<T, In>(const Problem&, const In*, const In*, const T*, In*, In*, cudaStream_t);
 SDTW_INSTANTIATE(float)
 SDTW_INSTANTIATE(double)
+SDTW_INSTANTIATE_INPUTS(float, float)
+SDTW_INSTANTIATE_INPUTS(double, double)
+SDTW_INSTANTIATE_INPUTS(float, __nv_bfloat16)
+SDTW_INSTANTIATE_INPUTS(float, __half)
+#undef SDTW_INSTANTIATE_INPUTS
 #undef SDTW_INSTANTIATE
 
 }  // namespace sdtw::kernels

@@ -145,10 +145,14 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
   // matrix in float16 loses the small differences that soft-DTW is sensitive to.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor a = p.a.to(compute), b = p.b.to(compute);
   const std::string d = lower(dist);
+  const bool squared = d == "sqeuclidean" || d == "sq_euclidean" || d == "squared_euclidean";
+  // The CUDA cost kernel reads bfloat16 / float16 as they are and computes in float32: no cast
+  // kernels, forward or backward.
+  const bool read_as_is = x.is_cuda() && (squared || d == "euclidean");
+  const at::Tensor a = read_as_is ? p.a : p.a.to(compute), b = read_as_is ? p.b : p.b.to(compute);
   at::Tensor D;
-  if (d == "sqeuclidean" || d == "sq_euclidean" || d == "squared_euclidean") {
+  if (squared) {
     D = sqeuclidean_cost(a, b);
   } else if (d == "euclidean") {
     D = sqeuclidean_cost(a, b).clamp_min(1e-30).sqrt();

@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include <stdexcept>
+#include <type_traits>
 
 #include "checks.hpp"
 #include "ops_internal.hpp"
@@ -52,6 +53,37 @@ void run(F&& launch) {
   } catch (const std::invalid_argument& e) {
     TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
   }
+}
+
+// The kernels read x and y as they are in float, double, bfloat16 and float16 (the last two
+// computed in float, so autocast's bfloat16 leaves need no cast kernels); other floating types
+// are cast to their compute dtype first.
+at::Tensor as_read(const at::Tensor& t) {
+  const at::ScalarType type = t.scalar_type();
+  const bool read = type == at::kFloat || type == at::kDouble || type == at::kBFloat16 || type == at::kHalf;
+  return (read ? t : t.to(compute_dtype(type))).contiguous();
+}
+
+template <typename In>
+struct Input {
+  using type = In;
+  using compute = std::conditional_t<std::is_same_v<In, double>, double, float>;
+};
+
+// Calls f(Input<In>{}) with the element type of a tensor from as_read.
+template <typename F>
+void with_input(at::ScalarType type, F&& f) {
+  switch (type) {
+    case at::kDouble: return f(Input<double>{});
+    case at::kBFloat16: return f(Input<__nv_bfloat16>{});
+    case at::kHalf: return f(Input<__half>{});
+    default: return f(Input<float>{});
+  }
+}
+
+template <typename In>
+In* elements(const at::Tensor& t) {
+  return reinterpret_cast<In*>(t.data_ptr());
 }
 
 at::Tensor new_state(const Pair& p, const kernels::Problem& problem, at::ScalarType compute) {
@@ -123,19 +155,19 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cuda(const at::Tensor& x,
   const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
-  at::Tensor values = at::empty({p.batch}, xc.options());
+  at::Tensor values = at::empty({p.batch}, xc.options().dtype(compute));
   at::Tensor state = new_state(p, problem, compute);
   if (p.batch > 0) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
-      if (compute == at::kDouble)
-        kernels::sqeuclidean_forward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
-                                             values.data_ptr<double>(), state.data_ptr(), stream);
-      else
-        kernels::sqeuclidean_forward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
-                                            values.data_ptr<float>(), state.data_ptr(), stream);
+      with_input(xc.scalar_type(), [&](auto in) {
+        using In = typename decltype(in)::type;
+        using T = typename decltype(in)::compute;
+        kernels::sqeuclidean_forward<T>(problem, elements<In>(xc), elements<In>(yc), values.data_ptr<T>(),
+                                        state.data_ptr(), stream);
+      });
     });
   }
   return {unbatch(values, p), state};
@@ -153,19 +185,17 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
   const kernels::Problem problem = make_problem(p, gamma, bandwidth);
   check_state(state, p, problem, compute);
   const at::Tensor dv = check_dvalues(dvalues, p, compute);
-  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
   at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
   if (p.batch > 0) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
-      if (compute == at::kDouble)
-        kernels::sqeuclidean_backward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
-                                              dv.data_ptr<double>(), gx.data_ptr<double>(), gy.data_ptr<double>(),
-                                              state.data_ptr(), stream, dv.stride(0));
-      else
-        kernels::sqeuclidean_backward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
-                                             dv.data_ptr<float>(), gx.data_ptr<float>(), gy.data_ptr<float>(),
-                                             state.data_ptr(), stream, dv.stride(0));
+      with_input(xc.scalar_type(), [&](auto in) {
+        using In = typename decltype(in)::type;
+        using T = typename decltype(in)::compute;
+        kernels::sqeuclidean_backward<T>(problem, elements<In>(xc), elements<In>(yc), dv.data_ptr<T>(),
+                                         elements<In>(gx), elements<In>(gy), state.data_ptr(), stream, dv.stride(0));
+      });
     });
   }
   return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
@@ -204,20 +234,20 @@ at::Tensor soft_dtw_cost_cuda(const at::Tensor& D, double gamma, int64_t bandwid
 at::Tensor sqeuclidean_values(const at::Tensor& x, const at::Tensor& y, kernels::Problem problem,
                               const at::Tensor& x_index, const at::Tensor& y_index) {
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor xc = x.to(compute).contiguous(), yc = y.to(compute).contiguous();
-  at::Tensor values = at::empty({problem.batch}, xc.options());
+  const at::Tensor xc = as_read(x), yc = as_read(y);
+  at::Tensor values = at::empty({problem.batch}, xc.options().dtype(compute));
   if (problem.batch == 0) return values;
   problem.x_index = x_index.defined() ? x_index.data_ptr<int64_t>() : nullptr;
   problem.y_index = y_index.defined() ? y_index.data_ptr<int64_t>() : nullptr;
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   run([&] {
     const at::Tensor ring = values_ring(problem, compute, xc);
-    if (compute == at::kDouble)
-      kernels::sqeuclidean_values<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
-                                          values.data_ptr<double>(), ring.data_ptr(), stream);
-    else
-      kernels::sqeuclidean_values<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(), values.data_ptr<float>(),
-                                         ring.data_ptr(), stream);
+    with_input(xc.scalar_type(), [&](auto in) {
+      using In = typename decltype(in)::type;
+      using T = typename decltype(in)::compute;
+      kernels::sqeuclidean_values<T>(problem, elements<In>(xc), elements<In>(yc), values.data_ptr<T>(), ring.data_ptr(),
+                                     stream);
+    });
   });
   return values;
 }
@@ -259,18 +289,17 @@ at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
   const Pair p = check_xy(x, y);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
-  at::Tensor D = at::empty({p.batch, p.n, p.m}, xc.options());
+  const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
+  at::Tensor D = at::empty({p.batch, p.n, p.m}, xc.options().dtype(compute));
   if (p.batch > 0) {
     const kernels::Problem problem = make_problem(p, 1.0, -1);
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
-      if (compute == at::kDouble)
-        kernels::sqeuclidean_cost<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(), D.data_ptr<double>(),
-                                          stream);
-      else
-        kernels::sqeuclidean_cost<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(), D.data_ptr<float>(),
-                                         stream);
+      with_input(xc.scalar_type(), [&](auto in) {
+        using In = typename decltype(in)::type;
+        using T = typename decltype(in)::compute;
+        kernels::sqeuclidean_cost<T>(problem, elements<In>(xc), elements<In>(yc), D.data_ptr<T>(), stream);
+      });
     });
   }
   return unbatch(D, p);
@@ -285,21 +314,19 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_cuda(const at::Tens
   const Pair p = check_xy(x, y);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
+  const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
   const at::Tensor Gc = check_cost_gradient(G, p).to(compute).contiguous();
   at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
   if (p.batch > 0) {
     const kernels::Problem problem = make_problem(p, 1.0, -1);
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
-      if (compute == at::kDouble)
-        kernels::sqeuclidean_cost_backward<double>(problem, xc.data_ptr<double>(), yc.data_ptr<double>(),
-                                                   Gc.data_ptr<double>(), gx.data_ptr<double>(), gy.data_ptr<double>(),
-                                                   stream);
-      else
-        kernels::sqeuclidean_cost_backward<float>(problem, xc.data_ptr<float>(), yc.data_ptr<float>(),
-                                                  Gc.data_ptr<float>(), gx.data_ptr<float>(), gy.data_ptr<float>(),
-                                                  stream);
+      with_input(xc.scalar_type(), [&](auto in) {
+        using In = typename decltype(in)::type;
+        using T = typename decltype(in)::compute;
+        kernels::sqeuclidean_cost_backward<T>(problem, elements<In>(xc), elements<In>(yc), Gc.data_ptr<T>(),
+                                              elements<In>(gx), elements<In>(gy), stream);
+      });
     });
   }
   return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};

@@ -93,8 +93,8 @@ else:
         _meta.impl(_name, _fn, "Meta")
 
 if hasattr(torch.library, "register_autocast"):
-    # Under torch.autocast on CUDA, float16/bfloat16 inputs (a model's output next to a float32
-    # target) are cast to float32 before the operators see them; outside autocast x and y must agree.
-    for _name in ("sdtw::soft_dtw_sqeuclidean", "sdtw::soft_dtw_cost", "sdtw::pairwise_cost",
-                  "sdtw::pairwise_soft_dtw_sqeuclidean"):
+    # Under torch.autocast on CUDA, float16/bfloat16 inputs are cast to float32 before these
+    # operators see them. soft_dtw_sqeuclidean and pairwise_cost have their autocast rule in C++
+    # (torch/src/autocast.cpp): x and y of one dtype go to the kernels uncast.
+    for _name in ("sdtw::soft_dtw_cost", "sdtw::pairwise_soft_dtw_sqeuclidean"):
         torch.library.register_autocast(_name, "cuda", torch.float32)

@@ -114,6 +114,26 @@ def test_half_inputs_and_autocast(dtype):
         model.zero_grad()
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("n,m,d", [(1, 1, 3), (40, 30, 8), (70, 33, 5), (129, 64, 64)])
+@pytest.mark.parametrize("autocast", [False, True])
+def test_reduced_inputs_are_read_as_float32(dtype, fused, n, m, d, autocast):
+    """The kernels read bfloat16 / float16 x and y as they are and compute in float32: values and
+    gradients equal the float32 call on the same (widened) numbers, bit for bit, with the gradients
+    rounded to the inputs' dtype. Odd D takes the scalar loads, D = 8 and 64 the 16-byte ones."""
+    x, y = rand(3, n, d, dtype=dtype), rand(3, m, d, dtype=dtype, seed=4)
+    fn = lambda a, b: sdtw_torch.soft_dtw(a, b, gamma=0.1, fused=fused)  # noqa: E731
+    with torch.autocast("cuda", dtype=dtype, enabled=autocast):
+        v, gx, gy = value_and_grads(fn, x, y)
+    v32, gx32, gy32 = value_and_grads(fn, x.float(), y.float())
+    assert v.dtype == torch.float32 and gx.dtype == dtype and gy.dtype == dtype
+    assert torch.equal(v, v32)
+    assert torch.equal(gx, gx32.to(dtype)) and torch.equal(gy, gy32.to(dtype))
+    rv, rgx, rgy = reference(fn, x, y)
+    assert rel_l2(v, rv) < 1e-5 and rel_l2(gx32, rgx) < 1e-4 and rel_l2(gy32, rgy) < 1e-4
+
+
 def test_non_contiguous_and_unbatched():
     x, y = rand(3, 4, 60).transpose(1, 2), rand(3, 4, 50, seed=8).transpose(1, 2)
     for fused in (True, False):

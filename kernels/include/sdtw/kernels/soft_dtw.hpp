@@ -8,6 +8,8 @@
 // saved state between forward and backward (the normalised softmin weights of each cell, 4 bytes
 // per cell for float, 16 for double) and a small scratch area; keep it alive and untouched
 // between the forward and the backward of one problem.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -58,8 +60,8 @@ template <typename T>
 std::size_t values_workspace_bytes(const Problem& problem);
 template <typename T>
 void cost_values(const Problem& problem, const T* D, T* values, void* workspace, cudaStream_t stream);
-template <typename T>
-void sqeuclidean_values(const Problem& problem, const T* x, const T* y, T* values, void* workspace,
+template <typename T, typename In = T>
+void sqeuclidean_values(const Problem& problem, const In* x, const In* y, T* values, void* workspace,
                         cudaStream_t stream);
 
 // Unfused mode: the caller gives the cost tensor D (batch x n x m, row-major).
@@ -74,24 +76,26 @@ void cost_backward(const Problem& problem, const T* dvalues, T* E, void* workspa
 
 // Fused squared-Euclidean mode: x is batch x n x dim, y is batch x m x dim; no n x m cost
 // tensor exists. grad_x / grad_y (same shapes as x / y) are dvalue[b] * d sdtw_b / d x, y.
-template <typename T>
-void sqeuclidean_forward(const Problem& problem, const T* x, const T* y, T* values, void* workspace,
+// x, y and their gradients are In: T, or for T = float also __nv_bfloat16 or __half, read and
+// written as they are (no converted copies) while everything is computed in float.
+template <typename T, typename In = T>
+void sqeuclidean_forward(const Problem& problem, const In* x, const In* y, T* values, void* workspace,
                          cudaStream_t stream);
-template <typename T>
-void sqeuclidean_backward(const Problem& problem, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
-                          void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
+template <typename T, typename In = T>
+void sqeuclidean_backward(const Problem& problem, const In* x, const In* y, const T* dvalues, In* grad_x,
+                          In* grad_y, void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
 
 // The squared-Euclidean cost tensor D = ||x_i - y_j||^2 (batch x n x m, row-major) from x and y
 // as above, by the fused mode's cost policy (direct differences, no cancellation), for callers of
 // the unfused mode who want this cost. Only batch, n, m and dim of the problem are read.
-template <typename T>
-void sqeuclidean_cost(const Problem& problem, const T* x, const T* y, T* D, cudaStream_t stream);
+template <typename T, typename In = T>
+void sqeuclidean_cost(const Problem& problem, const In* x, const In* y, T* D, cudaStream_t stream);
 
 // The gradients of sum_bij G_bij ||x_bi - y_bj||^2 (G batch x n x m, row-major, e.g. the unfused
 // mode's E): grad_x = 2 (rowsum(G) x - G y), grad_y = 2 (colsum(G) y - G^T x), in one launch, by
 // the fused mode's Jacobian product. Only batch, n, m and dim of the problem are read.
-template <typename T>
-void sqeuclidean_cost_backward(const Problem& problem, const T* x, const T* y, const T* G, T* grad_x, T* grad_y,
+template <typename T, typename In = T>
+void sqeuclidean_cost_backward(const Problem& problem, const In* x, const In* y, const T* G, In* grad_x, In* grad_y,
                                cudaStream_t stream);
 
 }  // namespace sdtw::kernels
