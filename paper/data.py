@@ -32,6 +32,9 @@ METHODS = {
                                  "process per grid (median of up to 20 steps; absolute peak and step memory)",
 }
 ORIGINALS_PREFIX = "step:"  # impl names of originals.csv: its ours_fused is another measurement than the sweep's
+# The implementations of baselines/originals (originals.csv), as its impl column names them.
+ORIGINALS = ["ours_fused", "ours_unfused", "sdtw_cuda_torch_fused", "sdtw_cuda_torch_unfused", "pytorch_softdtw_cuda",
+             "pysdtw"]
 
 # Display names; the seed paper's own implementation is softdtw-cuda-torch, never "ours".
 LABELS = {

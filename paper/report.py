@@ -2,8 +2,8 @@
 figure or table that shows them; regenerated with the tables, so it cannot drift from the data.
 Every ratio is taken between two points of one file measured one way (data.point_ratio refuses
 anything else), and each claim names that file and method."""
-from data import METHODS, OBJECTIVE_REL_MAX, SWEEP_METHOD, label, met_word, objectives_agree, point_ratio
-from tables import ORIGINALS, to_markdown
+from data import METHODS, OBJECTIVE_REL_MAX, ORIGINALS, SWEEP_METHOD, label, met_word, objectives_agree, point_ratio
+from tables import to_markdown
 
 OURS_STEP = "step:ours_fused"
 
@@ -72,7 +72,7 @@ def claim_length(results):
     for r in ours[~ours["ok"]].itertuples():
         text.append(f"Not passed: {label(r.impl)} at {_where((r.B, r.N, r.D))}: {r.reason}.")
     pts = results.all_points()
-    impls = ["maghoumi"] + (["step:" + i for i, _ in ORIGINALS if not i.startswith("ours")]
+    impls = ["maghoumi"] + (["step:" + i for i in ORIGINALS if not i.startswith("ours")]
                             if not results.originals.empty else ["peer:maghoumi", "peer:bgu_unfused"])
     for impl in impls:
         # Points never attempted (not measured, or a run's budget spent) say nothing about lengths.
@@ -147,7 +147,7 @@ def against_originals(results, parts):
     text = [f"Ours fused against the original codes, one file measured one way ({originals_source(results)})."]
     for intro, field, what in parts:
         text.append(intro)
-        for impl, _ in ORIGINALS:
+        for impl in ORIGINALS:
             r = ratios(results, "step:" + impl, OURS_STEP, field, keys) if not impl.startswith("ours") else []
             if r:
                 text.append(f"Against {label('step:' + impl)}: {what} {_range(r)}.")

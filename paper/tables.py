@@ -5,15 +5,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from data import METHODS, PEERS_METHOD, PUBLISHED_METHOD, SWEEP_METHOD, find_point, point_ratio
+from data import (LABELS, METHODS, ORIGINALS, ORIGINALS_PREFIX, PEERS_METHOD, PUBLISHED_METHOD, SWEEP_METHOD, find_point,
+                  point_ratio)
 
 
 DECIMALS = {"int": 0, "mb": 1, "ms": 2, "pct": 1, "x": 2}
-# The implementations of baselines/originals (originals.csv), as its columns name them.
-ORIGINALS = [("ours_fused", "ours fused"), ("ours_unfused", "ours unfused"),
-             ("sdtw_cuda_torch_fused", "softdtw-cuda-torch fused"),
-             ("sdtw_cuda_torch_unfused", "softdtw-cuda-torch unfused"),
-             ("pytorch_softdtw_cuda", "Maghoumi"), ("pysdtw", "pysdtw")]
 TOKENS = [("failed verification", "fail"), ("not supported", "n/s"), ("out of memory", "OOM"),
           ("error", "err"), ("", "—")]
 ALL_TOKENS = [t for _, t in TOKENS]
@@ -164,11 +160,11 @@ def originals_table(results, field):
     pts = results.all_points()
     unit = {"ms": "ms", "step_mb": "mb", "peak_mb": "mb"}[field]
     keys = list(dict.fromkeys(zip(results.originals["B"], results.originals["N"], results.originals["D"])))
-    impls = ["step:" + i for i, _ in ORIGINALS]
+    impls = [ORIGINALS_PREFIX + i for i in ORIGINALS]
     originals = [i for i in impls if not i.startswith("step:ours")]
     best = "fastest" if field == "ms" else "smallest"
     columns = [Column(["B"], "int"), Column(["N"], "int"), Column(["D"], "int")]
-    columns += [Column([name], unit) for _, name in ORIGINALS]
+    columns += [Column([LABELS[i]], unit) for i in impls]
     columns += [Column(["softdtw-cuda-torch fused", "/ ours fused"], "x"), Column([f"{best} original", "/ ours fused"], "x")]
     rows = []
     for bnd in keys:

@@ -37,7 +37,7 @@ c10::optional<at::Tensor> check_lengths(const c10::optional<at::Tensor>& lengths
 }
 
 void check_gamma_bandwidth(double gamma, int64_t bandwidth) {
-  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
+  check_gamma(gamma);
   TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
 }
 
@@ -74,6 +74,10 @@ void check_floating(const at::Tensor& t, const char* name) {
 }
 
 }  // namespace
+
+void check_gamma(double gamma) {
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
+}
 
 at::ScalarType compute_dtype(at::ScalarType input) {
   return input == at::kDouble ? at::kDouble : at::kFloat;

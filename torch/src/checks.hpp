@@ -27,6 +27,8 @@ struct Pair {
 // non-finite values propagate to their pair's result, as in torch's own losses.
 enum class Values { check, skip };
 
+void check_gamma(double gamma);
+
 Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
                 const c10::optional<at::Tensor>& y_lengths, Values values);
 Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <utility>
 
+#include "checks.hpp"
 #include "ops_internal.hpp"
 #include "sdtw/torch/ops.hpp"
 #include "sdtw/torch/soft_dtw.hpp"
@@ -98,7 +99,7 @@ std::string canonical_dist(const std::string& dist) {
 }
 
 void check_gamma_reduction(const SoftDtwOptions& o) {
-  TORCH_CHECK_VALUE(std::isfinite(o.gamma) && o.gamma > 0.0, "gamma must be finite and > 0 (got ", o.gamma, ")");
+  ops::detail::check_gamma(o.gamma);
   TORCH_CHECK_VALUE(o.reduction == "none" || o.reduction == "mean" || o.reduction == "sum",
                     "reduction must be 'none', 'mean' or 'sum' (got '", o.reduction, "')");
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -136,7 +137,8 @@ void write_csv(const std::string& path, const Table& t) {
 std::optional<double> parse_number(const std::string& s) {
   try {
     size_t used = 0;
-    const double v = std::stod(s, &used);
+    const double v = std::stod(s, &used);  // skips leading whitespace
+    while (used < s.size() && std::isspace(static_cast<unsigned char>(s[used]))) ++used;
     if (used == s.size()) return v;
   } catch (const std::exception&) {
   }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "csv.hpp"
 #include "point.hpp"
 #include "row.hpp"
 
@@ -13,12 +14,7 @@ namespace sdtw::bench {
 
 namespace {
 
-bool is_number(const std::string& s) {
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s.front()))) return false;
-  char* end = nullptr;
-  std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
-}
+bool is_number(const std::string& s) { return parse_number(s).has_value(); }
 
 bool is_int_at_least(const std::string& s, long long min_value) {
   if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s.front())) || s.front() == '-')) return false;
@@ -50,9 +46,8 @@ const std::map<std::string, Check>& column_checks() {
     c["dtype"] = {[](const std::string& s) { return one_of(s, {"float32", "float64"}); }, "float32 or float64"};
     for (const char* k : {"B", "N", "M", "D"}) c[k] = count;
     c["gamma"] = {[](const std::string& s) {
-                    if (!is_number(s)) return false;
-                    const double g = std::strtod(s.c_str(), nullptr);
-                    return std::isfinite(g) && g > 0;
+                    const auto g = parse_number(s);
+                    return g && std::isfinite(*g) && *g > 0;
                   },
                   "a finite number > 0"};
     c["bandwidth"] = {[](const std::string& s) { return s == "none" || is_int_at_least(s, 0); },

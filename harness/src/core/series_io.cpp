@@ -117,14 +117,11 @@ Series read_series_csv(const std::string& path) {
     std::vector<double> vals;
     bool numeric = true;
     for (const auto& f : lines[li]) {
-      try {
-        size_t used = 0;
-        vals.push_back(std::stod(f, &used));
-        while (used < f.size() && std::isspace(static_cast<unsigned char>(f[used]))) ++used;
-        if (used != f.size()) numeric = false;
-      } catch (const std::exception&) {
+      const auto v = parse_number(f);
+      if (v)
+        vals.push_back(*v);
+      else
         numeric = false;
-      }
     }
     if (!numeric) {
       if (li == 0) continue;  // header
