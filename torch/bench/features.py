@@ -157,12 +157,13 @@ def barycenter_point(b, n, d, args, baseline, why_not):
         row.update({prefix + k: v for k, v in done.items()})
     if row["disposition"] == row["baseline_disposition"] == "passed":
         base = row["baseline_objective"]
-        row["ratio"] = row["baseline_ms_per_iter"] / row["ms_per_iter"]
         row["objective_rel_diff"] = abs(row["objective"] - base) / abs(base)
+        if row["objective_rel_diff"] <= OBJECTIVE_REL_MAX:  # otherwise the two did not solve the same problem
+            row["ratio"] = row["baseline_ms_per_iter"] / row["ms_per_iter"]
     if (b, n, d) in BARYCENTER_TARGET and args.iterations == ITERATIONS:
         row["target"] = f"ratio >= {RATIO_MIN:g} and objective_rel_diff <= {OBJECTIVE_REL_MAX:g}"
-        row["target_met"] = verdict(row.get("ratio"), lambda r: r >= RATIO_MIN and
-                                    row["objective_rel_diff"] <= OBJECTIVE_REL_MAX)
+        row["target_met"] = verdict(row.get("objective_rel_diff"),
+                                    lambda diff: diff <= OBJECTIVE_REL_MAX and row["ratio"] >= RATIO_MIN)
     return row
 
 

@@ -104,6 +104,17 @@ def test_quick_sweep_on_the_gpu(tmp_path, device):
     assert all(float(r["value_err"]) < 1e-5 for r in rows if r["kind"] == "cdist")
 
 
+def test_no_ratio_is_written_where_the_objectives_differ():
+    import sdtw_torch
+    from features_report import OBJECTIVE_REL_MAX
+
+    def elsewhere(S, **kw):
+        return sdtw_torch.softdtw_barycenter(S, **kw) + 10.0
+    row = features.barycenter_point(3, 6, 1, args(), elsewhere, "")
+    assert row["baseline_disposition"] == "passed" and row["objective_rel_diff"] > OBJECTIVE_REL_MAX
+    assert "ratio" not in row
+
+
 def test_a_ratio_is_shown_only_where_the_objectives_agree():
     from features_report import OBJECTIVE_REL_MAX, comparable_ratio
 
