@@ -162,7 +162,7 @@ def profile_loss(step, x0, y0):
 
 def step_memory(step, x0, y0):
     """Peak minus allocated before the step, the bytes of x- and y-shaped tensors live at the peak
-    (gradients, autocast's float32 casts; none when the peak comes before the gradients exist),
+    (gradients, and casts where autocast makes any; none when the peak comes before the gradients exist),
     and the bytes live at the peak by who allocated them (PEAK_PARTS; 'rounding' is the
     allocator's block rounding: the measured peak less the traced one)."""
     x, y = leaves(x0, y0)

@@ -132,7 +132,7 @@ def markdown(rows):
         "includes them. Kernel time and launches: the profiler over one loss forward + backward (leaves made "
         "outside; launches = kernel launches, memsets counted apart). "
         "Memory: peak minus allocated just before the step, less the tensors shaped like x and y live at the "
-        "peak (their gradients; under autocast also the float32 casts), per DP cell (B x N x M); beside it the "
+        "peak (their gradients; casts, where autocast makes any), per DP cell (B x N x M); beside it the "
         "bytes live "
         "at the peak of an allocation trace of the same step, by the function that allocated them (state: "
         "the forward's workspace and values; cost D and E: unfused mode's; other: the rest; rounding: the "
