@@ -3,7 +3,7 @@
 // saved by the forward: it needs neither R nor the cost. Strips run bottom-up, lanes right to
 // left (lane 31 leads). A lane hands each successor's share to its predecessors as products,
 // so a cell's state can be overwritten with E as soon as the lane has read it. As in the forward,
-// a chunk's 32 state words and border values are loaded before its 32 dependent steps.
+// a chunk's 32 state words are loaded before its 32 dependent steps, its border values 8 at a time.
 #include "forward.cuh"
 
 namespace sdtw::kernels::detail {
@@ -15,7 +15,44 @@ struct BackwardArgs {
   int64_t dvalues_stride;
   typename CellState<T>::Word* state;    // as written by the forward; receives E when dense_E is null
   T* dense_E;                            // batch x n x m, or null
-  typename CellState<T>::Compute* ring;  // batch x ring_slots x m x 2: (E*w_up, E*w_diag) of a strip's first row
+  uint64_t* ring;  // batch x ring_slots x m x BorderWords<Compute>::kWords: (E*w_up, E*w_diag) of a strip's first row, sealed
+};
+
+// A backward border column, (E*w_up, E*w_diag): float seals both in one word, double in two (each
+// written once, so the column is in once both are non-zero).
+template <typename C>
+struct BorderWords;
+template <>
+struct BorderWords<float> {
+  static constexpr int kWords = 1;
+  __device__ static void store(uint64_t* w, float up, float diag, bool when) { ring_store(w, seal(up, diag), when); }
+  __device__ static bool take(const uint64_t* w, float& up, float& diag) {
+    const uint64_t v = ring_load(w);
+    if (v != 0) unseal(v, up, diag);
+    return v != 0;
+  }
+  __device__ static void clear(uint64_t* w, bool when) { ring_store(w, 0, when); }
+};
+template <>
+struct BorderWords<double> {
+  static constexpr int kWords = 2;
+  __device__ static void store(uint64_t* w, double up, double diag, bool when) {
+    ring_store(w, seal(up), when);
+    ring_store(w + 1, seal(diag), when);
+  }
+  __device__ static bool take(const uint64_t* w, double& up, double& diag) {
+    const uint64_t u = ring_load(w), d = ring_load(w + 1);
+    const bool in = u != 0 && d != 0;
+    if (in) {
+      up = unseal(u);
+      diag = unseal(d);
+    }
+    return in;
+  }
+  __device__ static void clear(uint64_t* w, bool when) {
+    ring_store(w, 0, when);
+    ring_store(w + 1, 0, when);
+  }
 };
 
 // The strips of the backward, one ticket at a time, until the tickets run out. kDenseE: E goes
@@ -24,6 +61,7 @@ template <typename T, bool kDenseE>
 __device__ void backward_strips(const BackwardArgs<T>& a) {
   using State = CellState<T>;
   using C = typename State::Compute;
+  using Border = BorderWords<C>;
   const int lane = threadIdx.x & 31;
   const Schedule& s = a.s;
 
@@ -36,9 +74,8 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
     const bool row_ok = i < rows;
     const bool fed_from_below = row0 + kWarp < rows;
     const bool writes_ring = k > 0 && lane == 0;
-    C* ring_out = a.ring + strip.slot * s.m * 2;
-    const C* ring_in = a.ring + strip.previous * s.m * 2;
-    int* below_progress = s.progress + strip.id - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m * Border::kWords;
+    uint64_t* ring_in = a.ring + strip.previous * s.m * Border::kWords;
     auto* st = a.state + state_index(state_strip, s.m, 0, lane);
     T* E_row = kDenseE ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
     const C dvalue = static_cast<C>(a.dvalues[b * a.dvalues_stride]);
@@ -47,20 +84,16 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
     C from_right = 0;       // E(i, j+1) * w_left(i, j+1)
     C diag_below_prev = 0;  // E(i+1, j+1) * w_diag(i+1, j+1)
     C out_up = 0, out_diag = 0;
-    int known_below = 0;
+    await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
-      // Lane 31 takes column cols-1-t at step t; lane l of the chunk holds that column's border.
+      // Lane 31 takes column cols-1-t at step t; lane l of the chunk holds that column's border,
+      // awaited 8 lanes at a time before the steps that read it (as in the forward).
       C border_up = 0, border_diag = 0;
-      if (fed_from_below && t0 < cols) {
-        if (lane == kWarp - 1)
-          known_below = wait_for(below_progress, min(t0 + kWarp, cols), known_below);
-        __syncwarp();
-        const int jb = cols - 1 - t0 - lane;
-        if (jb >= 0) {
-          border_up = __ldcg(ring_in + 2 * jb);
-          border_diag = __ldcg(ring_in + 2 * jb + 1);
-        }
-      }
+      const int jb = cols - 1 - t0 - lane;
+      const bool reads_border = fed_from_below && jb >= 0;
+      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * Border::kWords;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] { return Border::take(border_word, border_up, border_diag); };
       // At step t every lane reads warp step cols + 30 - t: one coalesced row of the state. Off
       // the grid that word is not the cell's (the forward stores only the grid's cells), so an
       // inactive cell takes empty() instead.
@@ -69,9 +102,10 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
 #pragma unroll
       for (int step = 0; step < kWarp; ++step)
         words[step] = t0 + step < last_step ? chunk_state[-step * kWarp] : State::empty();
-      // As in the forward, the 32 steps are one basic block: selects and predicated stores.
+      // As in the forward, each 8 steps are one basic block: selects and predicated stores.
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
+        if (step % kBorderPiece == 0) border_ready = await_border(border_ready, step, take_border);
         const int j = cols + kWarp - 2 - (t0 + step) - lane;
         C up_below = __shfl_down_sync(kFullMask, out_up, 1);      // E(i+1, j) * w_up(i+1, j)
         C diag_below = __shfl_down_sync(kFullMask, out_diag, 1);  // E(i+1, j) * w_diag(i+1, j)
@@ -93,17 +127,13 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
           else
             chunk_state[-step * kWarp] = State::hold(e);
         }
-        if (writes_ring & active) {
-          ring_out[2 * j] = n_up;
-          ring_out[2 * j + 1] = n_diag;
-        }
+        Border::store(ring_out + static_cast<int64_t>(j) * Border::kWords, n_up, n_diag, writes_ring & active);
         from_right = e * w_left;
         diag_below_prev = diag_below;
         out_up = n_up;
         out_diag = n_diag;
-        // Lane 0 finishes column cols - t0 at step 30: the border of the previous chunk is complete.
-        if (step == kWarp - 2 && writes_ring && t0 > 0 && t0 <= cols) publish(my_progress, t0);
       }
+      Border::clear(border_word, reads_border);  // read: the slot's next writer finds it zero
     }
     __syncwarp();  // every lane's E before lane 0's release: the gradient may read it in this launch
     if (lane == 0) publish(my_progress, kDone);

@@ -3,8 +3,9 @@
 // of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
 // predecessor weights for the backward. A warp first stages its strip's whole cost in the strip's
-// state words, then walks the strip in chunks of 32 steps: the chunk's costs and border values are
-// fetched together first, so neither the cost's arithmetic nor a load latency sits on the chain.
+// state words, then walks the strip in chunks of 32 steps: the chunk's costs are fetched first, so
+// neither the cost's arithmetic nor a load latency sits on the chain, and its border values are
+// awaited 8 columns at a time, before the steps that read them.
 // The values-only forward (no state) computes each chunk's costs right before its steps instead.
 #include <cfloat>
 #include <climits>
@@ -22,7 +23,7 @@ struct ForwardArgs {
   double gamma;
   T* values;                           // batch
   typename CellState<T>::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
-  double* ring;                        // batch x ring_slots x m: the last row of R of a strip
+  uint64_t* ring;                      // batch x ring_slots x m: the last row of R of a strip, sealed
 };
 
 // The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
@@ -130,9 +131,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     const bool row_ok = i < rows;
     const bool feeds_below = row0 + kWarp < rows;
     const bool writes_ring = feeds_below && lane == kWarp - 1;
-    double* ring_out = a.ring + strip.slot * s.m;
-    const double* ring_in = a.ring + strip.previous * s.m;
-    int* above_progress = s.progress + strip.id - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m;
+    uint64_t* ring_in = a.ring + strip.previous * s.m;
     auto* st = kSaveState ? a.state + state_index(b * s.strips + k, s.m, 0, lane) : nullptr;
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     double left = inf;                 // R(i, j-1)
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
-    int known_above = 0;
     if constexpr (kSaveState) stage_costs(cost, scratch[warp], tiles[warp], b, row0, rows, cols, st);
+    await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
       auto* chunk_state = st + static_cast<int64_t>(t0) * kWarp;
@@ -168,21 +168,27 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
 #pragma unroll
         for (int r = 0; r < kWarp; ++r) tiles[warp][r][parity * kWarp + lane] = column[r];
       }
-      double border = inf;  // R(row0 - 1, t0 + lane)
-      if (k > 0 && t0 < cols) {
-        if (lane == 0) known_above = wait_for(above_progress, min(t0 + kWarp, cols), known_above);
-        __syncwarp();
-        if (t0 + lane < cols) border = __ldcg(ring_in + t0 + lane);
-      }
+      // R(row0 - 1, t0 + lane), from the strip above: lanes whose word is in are set in
+      // border_ready, the others are awaited 8 at a time before the steps that read them.
+      double border = inf;
+      const bool reads_border = k > 0 && t0 + lane < cols;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w = ring_load(ring_in + t0 + lane);
+        if (w != 0) border = unseal(w);
+        return w != 0;
+      };
       __syncwarp();
       // Step s of the chunk is column t0 + s - lane: which steps are in the grid and in the band.
       const uint32_t in_grid = step_mask(lane - t0, j_end - t0 + lane);
       const uint32_t in_band = step_mask(band_lo - t0 + lane, band_hi - t0 + lane);
       const int value_step = value_column < 0 ? -1 : value_column - t0 + lane;
-      // The 32 steps are one basic block (selects and predicated stores, no branches), so the
-      // compiler can overlap a step's side work with the next step's dependent chain.
+      // Each 8 steps are one basic block (selects and predicated stores; the only branch, uniform,
+      // is await_border's), so the compiler can overlap a step's side work with the next step's
+      // dependent chain.
 #pragma unroll
       for (int step = 0; step < kWarp; ++step) {
+        if (step % kBorderPiece == 0) border_ready = await_border(border_ready, step, take_border);
         const int t = t0 + step, j = t - lane;
         double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
         const double border_j = __shfl_sync(kFullMask, border, step);
@@ -204,15 +210,13 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         const typename State::Word w = end_overflows ? State::poison() : live ? w_live : State::empty();
         if constexpr (kSaveState)
           if ((in_grid >> step) & 1u) chunk_state[step * kWarp] = w;
-        if (writes_ring && ((in_grid >> step) & 1u)) ring_out[j] = r;
+        ring_store(ring_out + j, seal(r), writes_ring && ((in_grid >> step) & 1u));
         if (step == value_step) a.values[b] = static_cast<T>(r);
         left = r;
         diag = up;
         out = r;
-        // Lane 31 finishes column t0 - 1 at step 30: the border of the previous chunk is complete.
-        static_assert(kPublishEvery == kWarp, "progress is published once per chunk");
-        if (step == kWarp - 2 && writes_ring && t0 > 0 && t0 <= cols) publish(my_progress, t0);
       }
+      ring_store(ring_in + t0 + lane, 0, reads_border);  // read: the slot's next writer finds it zero
       __syncwarp();
     }
     if (lane == kWarp - 1) publish(my_progress, kDone);

@@ -5,8 +5,10 @@
 // taken earlier, by a warp that is already running: no deadlock for any grid size. Tickets take
 // the strips of up to kInterleavedPairs pairs row by row (strip 0 of each, then strip 1, ...), so
 // a strip starts long after the one it waits on, which has run ahead by then.
-// Borders between strips travel through a ring of slots in global memory, guarded by a
-// per-strip progress counter (release/acquire at device scope).
+// Borders between strips travel through a ring of slots in global memory whose words validate
+// themselves (a sealed value is never 0; a consumer polls the words it needs, 8 columns at a
+// time, and zeroes them once read). A per-strip progress counter says when a strip is done
+// (ring slots are reused, the gradient's tiles read E, only after that).
 #include <cuda/atomic>
 
 #include <cstdint>
@@ -16,7 +18,8 @@ namespace sdtw::kernels::detail {
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kDone = 0x7fffffff;  // progress of a finished strip
-constexpr int kPublishEvery = 32;  // columns between two progress updates
+constexpr int kClaimed = 1;        // progress of a strip whose reused ring slot is free to write (claim_slot)
+constexpr int kBorderPiece = 8;  // border columns a consumer waits for at once
 constexpr int64_t kInterleavedPairs = 1024;
 
 struct Schedule {
@@ -56,8 +59,7 @@ __device__ inline void publish(int* progress, int value) {
 }
 
 // Spins until *progress >= needed; `known` is the last value seen, to skip the load when possible.
-// The load is relaxed and the border is then read with ld.global.cg from L2, where the producer's
-// release store ordered it: an acquire here would invalidate the SM's L1 once per chunk and warp.
+// The load is relaxed: a caller that then reads what the release store published fences itself.
 // sleep_ns: the pause between two loads.
 __device__ inline int wait_for(int* progress, int needed, int known, unsigned sleep_ns = 64) {
   cuda::atomic_ref<int, cuda::thread_scope_device> p(*progress);
@@ -68,17 +70,73 @@ __device__ inline int wait_for(int* progress, int needed, int known, unsigned sl
   return known;
 }
 
+// A ring word holds its value's bits XOR a signalling NaN, which no arithmetic result is (a NaN
+// result is quiet), so a sealed word is never 0 and 0 means 'not written yet'. The forward's
+// memset zeroes the ring and a consumer zeroes every word it has read, so every launch leaves the
+// ring zero. Relaxed loads and stores at device scope: the word is its own flag, no fence.
+constexpr uint64_t kSeal64 = 0x7ff0000000000001ull;
+constexpr uint32_t kSeal32 = 0x7f800001u;
+__device__ inline uint64_t seal(double v) { return static_cast<uint64_t>(__double_as_longlong(v)) ^ kSeal64; }
+__device__ inline double unseal(uint64_t w) { return __longlong_as_double(static_cast<long long>(w ^ kSeal64)); }
+__device__ inline uint64_t seal(float lo, float hi) {
+  return static_cast<uint64_t>(__float_as_uint(lo) ^ kSeal32) | static_cast<uint64_t>(__float_as_uint(hi) ^ kSeal32) << 32;
+}
+__device__ inline void unseal(uint64_t w, float& lo, float& hi) {
+  lo = __uint_as_float(static_cast<uint32_t>(w) ^ kSeal32);
+  hi = __uint_as_float(static_cast<uint32_t>(w >> 32) ^ kSeal32);
+}
+__device__ inline uint64_t ring_load(const uint64_t* word) {
+  uint64_t w;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(w) : "l"(word));
+  return w;
+}
+// A predicated store (no branch in a chunk's body).
+__device__ inline void ring_store(uint64_t* word, uint64_t w, bool when) {
+  asm volatile("{ .reg .pred p; setp.ne.u32 p, %2, 0; @p st.relaxed.gpu.global.b64 [%0], %1; }" ::"l"(word), "l"(w),
+               "r"(static_cast<unsigned>(when)));
+}
+
+// Before step `first` of a chunk: waits until the lanes [first, first + kBorderPiece) of `ready`
+// are set, trying `take` (a load of the lane's border words; true once they are sealed) on every
+// lane not yet set. Returns the new mask. Warp-uniform: a branch, and a loop only while waiting.
+template <typename Take>
+__device__ inline uint32_t await_border(uint32_t ready, int first, Take&& take) {
+  const uint32_t piece = static_cast<uint32_t>(((1ull << kBorderPiece) - 1ull) << first);
+  const int lane = threadIdx.x & 31;
+  while ((ready & piece) != piece) {
+    ready = __ballot_sync(kFullMask, ((ready >> lane) & 1u) || take());
+    if ((ready & piece) != piece) __nanosleep(32);
+  }
+  return ready;
+}
+
 // Each pair has its own ring, so pairs never wait on each other. The strip at position `order` in
 // its pair's work order writes slot order % ring_slots once the reader of that slot's previous
 // content (position order - ring_slots + 1) has finished; returns the slot. The last strip of the
 // order writes no border, so it waits for no slot. `id` = b * strips + order indexes the progress
-// counters.
+// counters. A reused slot still holds its previous border until that reader has zeroed it, so the
+// writer then publishes kClaimed, which its own reader awaits (await_claim) before polling.
 __device__ inline int64_t claim_slot(const Schedule& s, int64_t id, int64_t b, int64_t order) {
   const bool writes = order < s.strips - 1;
-  if ((threadIdx.x & 31) == 0 && writes && order >= s.ring_slots)
+  if ((threadIdx.x & 31) == 0 && writes && order >= s.ring_slots) {
     wait_for(s.progress + (id - s.ring_slots + 1), kDone, 0);
+    // The reader zeroed the slot's words before its release of kDone: they land before ours.
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+    publish(s.progress + id, kClaimed);
+  }
   __syncwarp();
   return b * s.ring_slots + order % s.ring_slots;
+}
+
+// Before a strip polls the slot it reads: if that slot is reused (the writer's order is
+// ring_slots or more), waits until the writer has claimed it, so that the words it finds are the
+// writer's or zero, never the slot's previous border.
+__device__ inline void await_claim(const Schedule& s, int64_t id, int64_t order) {
+  if ((threadIdx.x & 31) == 0 && order - 1 >= s.ring_slots) {
+    wait_for(s.progress + id - 1, kClaimed, 0);
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  }
+  __syncwarp();
 }
 
 // The slot of the strip just before in the pair's work order (valid when order > 0).

@@ -46,12 +46,12 @@ detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* 
           p.x_index, p.y_index};
 }
 
-// Resets the ticket and the progress counters before a forward, whose workspace is new: memset
-// nodes, so graph replays start clean. Every launch leaves them zero when it ends
-// (finish_launch), so the backward needs none.
+// Resets the ticket, the progress counters and the ring of borders before a forward, whose
+// workspace is new: one memset node, so graph replays start clean. Every launch leaves them zero
+// when it ends (finish_launch; consumers zero the border words they read), so the backward needs none.
 void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t stream) {
   auto* base = static_cast<char*>(workspace);
-  check(cudaMemsetAsync(base + w.ticket, 0, w.ring - w.ticket, stream), "cudaMemsetAsync(scratch)");
+  check(cudaMemsetAsync(base + w.ticket, 0, w.total - w.ticket, stream), "cudaMemsetAsync(scratch)");
 }
 
 // Blocks of `kernel` (kThreads each) that the device holds at once. Queried once per device and
@@ -92,7 +92,7 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   auto* base = static_cast<char*>(workspace);
   detail::ForwardArgs<T> args{schedule_for(p, w, workspace), p.gamma, values,
                               kSaveState ? reinterpret_cast<typename CellState<T>::Word*>(base + w.state) : nullptr,
-                              reinterpret_cast<double*>(base + w.ring)};
+                              reinterpret_cast<uint64_t*>(base + w.ring)};
   constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState>;
   kernel<<<grid_for<T, kernel>(p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
@@ -104,10 +104,9 @@ detail::BackwardArgs<T> backward_args(const Problem& p, const WorkspaceLayout& w
   reject_pair_indices(p);
   require(dvalues, "dvalues");
   require(workspace, "workspace");
-  using C = typename CellState<T>::Compute;
   auto* base = static_cast<char*>(workspace);
   return {schedule_for(p, w, workspace), dvalues, dvalues_stride,
-          reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E, reinterpret_cast<C*>(base + w.ring)};
+          reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E, reinterpret_cast<uint64_t*>(base + w.ring)};
 }
 
 template <typename T>

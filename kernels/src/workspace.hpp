@@ -1,7 +1,7 @@
 #pragma once
 // Layout of the caller's workspace: the saved state (kept from forward to backward; none for the
-// values-only forward) first, then the scratch (ticket, progress counters: zeroed before a forward,
-// left zero by every launch) and the ring of strip borders.
+// values-only forward) first, then the scratch (ticket, progress counters) and the ring of strip
+// borders, all zeroed before a forward and left zero by every launch.
 #include <cstddef>
 #include <cstdint>
 
