@@ -241,6 +241,32 @@ def test_torch_compile_small_model(fused):
 
 
 @needs_compile
+@pytest.mark.parametrize("fused", [True, False])
+def test_torch_compile_under_bf16_autocast(fused):
+    """The C++ autocast rule (torch/src/autocast.cpp) under torch.compile: a bfloat16 model output
+    and a bfloat16 target reach the operators uncast in the traced graph as in eager."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4).cuda()
+    loss_fn = sdtw_torch.SoftDTW(gamma=0.1, fused=fused, reduction="mean")
+    x, y = rand(4, 64, 4), rand(4, 48, 4, seed=16)
+
+    def step(inp, target):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return loss_fn(model(inp), target.to(torch.bfloat16))
+
+    eager = step(x, y)
+    eager.backward()
+    g_eager = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    out = torch.compile(step, fullgraph=True)(x, y)
+    out.backward()
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, eager, rtol=2e-2, atol=1e-3)
+    for p, g in zip(model.parameters(), g_eager):
+        torch.testing.assert_close(p.grad, g, rtol=5e-2, atol=1e-3)
+
+
+@needs_compile
 def test_opcheck_cuda_forward_ops():
     x, y = rand(2, 40, 3).requires_grad_(True), rand(2, 30, 3, seed=15).requires_grad_(True)
     # test_schema is left out: on CUDA the backward overwrites the state (documented, see torch/src/autograd.cpp).
