@@ -236,6 +236,11 @@ def objectives_agree(rows):
     return rows["ok"] & rows["baseline_ok"] & (rows["objective_rel_diff"] <= OBJECTIVE_REL_MAX)
 
 
+def objectives_apart(rows):
+    """Barycenter rows where both ran but their objectives differ: named, never divided."""
+    return rows[rows["ok"] & rows["baseline_ok"] & ~objectives_agree(rows)]
+
+
 def load_accuracy(csv_path):
     """`sdtw-bench check --accuracy-csv`: one row per implementation, device, N and gamma."""
     df = pd.read_csv(csv_path)

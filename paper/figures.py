@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter, ScalarFormatter
 
 from data import (METHODS, OBJECTIVE_REL_MAX, PEERS_METHOD, SWEEP_METHOD, features_method, label, met_word,
-                  objectives_agree, point_ratio)
+                  objectives_agree, objectives_apart, point_ratio)
 
 STYLES = {
     "ours_fused": ("tab:blue", "o", "-"),
@@ -357,7 +357,7 @@ def barycenter_speed(results):
         log_axes(ax, xs, "sequence length N", "ms per iteration")
         ax.set_title(f"D = {d}", fontsize=9)
     first = rows.iloc[0]
-    apart = rows[rows["ok"] & rows["baseline_ok"] & ~objectives_agree(rows)]
+    apart = objectives_apart(rows)
     caption = (f"softdtw_barycenter of B = {', '.join(map(str, sorted(set(rows['B']))))} series, float32, gamma = "
                f"{first['gamma']:g}, {first['iterations']} Adam iterations, lr {first['lr']:g}, early stopping off; "
                "above each point of ours: softdtw-cuda-torch / ours per iteration, both from one row, where the two "

@@ -22,7 +22,8 @@ TIMERS = {"cuda-events": "CUDA events around each call", "wall-clock": "the wall
 
 
 METHOD = {
-    "cdist": "cdist: the warm-up call is the timed call; `cdist_soft_dtw(X, Y)` values only under `torch.no_grad`; "
+    "cdist": "cdist: the warm-up is one untimed call of the same function; `cdist_soft_dtw(X, Y)` values only "
+             "under `torch.no_grad`; "
              "pairs/s = B1 x B2 / median; verified on a random sample of pairs against `soft_dtw` in float64 on the "
              "CPU (largest |error| over largest |value|).",
     "barycenter": f"Barycenter: the warm-up call runs {WARMUP_ITERATIONS} iterations, the timed calls the iterations "
@@ -76,11 +77,13 @@ def cdist_table(rows):
 
 
 def comparable_ratio(row):
-    """The time ratio where both objectives agree within OBJECTIVE_REL_MAX (the two ran the same
-    problem to the same answer); otherwise the two timings do not compare like with like."""
+    """The time ratio, which features.py writes only where both objectives agree within
+    OBJECTIVE_REL_MAX (the two ran the same problem to the same answer); otherwise why there is none."""
     if _num(row, "objective_rel_diff") <= OBJECTIVE_REL_MAX:
         return _f(_num(row, "ratio"))
-    return f"- (objectives differ by {_f(_num(row, 'objective_rel_diff'), 2)})"
+    if _num(row, "objective_rel_diff") > OBJECTIVE_REL_MAX:
+        return f"- (objectives differ by {_f(_num(row, 'objective_rel_diff'), 2)})"
+    return "-"
 
 
 def barycenter_table(rows):

@@ -121,3 +121,4 @@ def test_a_ratio_is_shown_only_where_the_objectives_agree():
     assert comparable_ratio({"ratio": "40.0", "objective_rel_diff": str(OBJECTIVE_REL_MAX / 2)}) == "40"
     shown = comparable_ratio({"ratio": "122.4", "objective_rel_diff": "0.004"})
     assert "122" not in shown and "objectives differ by 0.004" in shown
+    assert comparable_ratio({"ratio": "", "objective_rel_diff": ""}) == "-"  # one side did not run
