@@ -12,20 +12,20 @@
 namespace sdtw::kernels::detail {
 
 // Waits until the strips at positions [first, last] of pair b's backward order are done; their E
-// is then visible to every thread of the block. One warp polls, slowly: a tile can start a
-// microsecond late, while the strips' own hand-offs poll the same L2 lines and must not.
+// is then visible to every thread of the block (the fence: the tiles read E with plain loads). One
+// warp polls, slowly: a tile can start a microsecond late, and its polls share the L2 with the
+// strips' border traffic.
 __device__ inline void wait_for_strips(const Schedule& s, int64_t b, int64_t first, int64_t last) {
   if (threadIdx.x < kWarp)
     for (int64_t order = first + threadIdx.x; order <= last; order += kWarp)
-      wait_for(s.progress + b * s.strips + order, kDone, 0, 512);
+      wait_for(s.progress + b * s.strips + order, kDone, 512);
   cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   __syncthreads();
 }
 
 // Warps of a block that run strips; the others wait for the tiles. Strips then spread over as many
-// SMs as in the backward's own launch (warps_per_block<float>() per block) instead of crowding
-// half as many.
-constexpr int kStripWarps = 4;
+// SMs as in the backward's own launch instead of crowding half as many.
+constexpr int kStripWarps = warps_per_block<float>();
 
 // Out of line, so that the registers of the gradient's tiles never crowd the strips' chain.
 template <typename T>

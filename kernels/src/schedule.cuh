@@ -58,16 +58,15 @@ __device__ inline void publish(int* progress, int value) {
   p.store(value, cuda::memory_order_release);
 }
 
-// Spins until *progress >= needed; `known` is the last value seen, to skip the load when possible.
-// The load is relaxed: a caller that then reads what the release store published fences itself.
-// sleep_ns: the pause between two loads.
-__device__ inline int wait_for(int* progress, int needed, int known, unsigned sleep_ns = 64) {
+// Spins until *progress >= needed. The load is relaxed: a caller that then reads what the release
+// store published fences itself. sleep_ns: the pause between two loads.
+__device__ inline void wait_for(int* progress, int needed, unsigned sleep_ns = 64) {
   cuda::atomic_ref<int, cuda::thread_scope_device> p(*progress);
-  while (known < needed) {
-    known = p.load(cuda::memory_order_relaxed);
-    if (known < needed) __nanosleep(sleep_ns);
+  int seen = 0;
+  while (seen < needed) {
+    seen = p.load(cuda::memory_order_relaxed);
+    if (seen < needed) __nanosleep(sleep_ns);
   }
-  return known;
 }
 
 // A ring word holds its value's bits XOR a signalling NaN, which no arithmetic result is (a NaN
@@ -119,7 +118,7 @@ __device__ inline uint32_t await_border(uint32_t ready, int first, Take&& take) 
 __device__ inline int64_t claim_slot(const Schedule& s, int64_t id, int64_t b, int64_t order) {
   const bool writes = order < s.strips - 1;
   if ((threadIdx.x & 31) == 0 && writes && order >= s.ring_slots) {
-    wait_for(s.progress + (id - s.ring_slots + 1), kDone, 0);
+    wait_for(s.progress + (id - s.ring_slots + 1), kDone);
     // The reader zeroed the slot's words before its release of kDone: they land before ours.
     cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
     publish(s.progress + id, kClaimed);
@@ -133,7 +132,7 @@ __device__ inline int64_t claim_slot(const Schedule& s, int64_t id, int64_t b, i
 // writer's or zero, never the slot's previous border.
 __device__ inline void await_claim(const Schedule& s, int64_t id, int64_t order) {
   if ((threadIdx.x & 31) == 0 && order - 1 >= s.ring_slots) {
-    wait_for(s.progress + id - 1, kClaimed, 0);
+    wait_for(s.progress + id - 1, kClaimed);
     cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   }
   __syncwarp();
@@ -146,7 +145,8 @@ __device__ inline int64_t previous_slot(const Schedule& s, int64_t b, int64_t or
 
 // What a warp knows about the strip its ticket names. `order` is the strip's position in its
 // pair's work order; the forward walks strips top-down (k = order), the backward bottom-up. The
-// strip's progress counter is progress[id], the one it waits on progress[id - 1].
+// strip's progress counter is progress[id]; it waits on progress[id - 1] only for the claim of a
+// reused ring slot (await_claim) and on progress[id - ring_slots + 1] before reusing one (claim_slot).
 struct Strip {
   int64_t id, b, order, k;
   int rows, cols, row0;
