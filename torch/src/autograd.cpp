@@ -26,7 +26,6 @@ void check_no_double_backward() {
 // backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
 // with the forward first; the first backward, the common case, uses it as it is.
 bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
-  check_no_double_backward();
   if (!state.is_cuda()) return false;
   if (ctx->saved_data.count("consumed") != 0) return true;
   ctx->saved_data["consumed"] = true;
@@ -104,6 +103,7 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    check_no_double_backward();
     Saved s = saved(ctx);
     const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
     at::AutoDispatchBelowADInplaceOrView below_autograd;

@@ -69,8 +69,10 @@ at::Tensor soft_dtw_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double
   return op.call(x, y, gamma, bandwidth, x_lengths, y_lengths);
 }
 
+// Through the dispatcher, as the Python front calls it: under autocast its rule (autocast.cpp) runs.
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist) {
-  return detail::pairwise_cost(x, y, c10::string_view(dist.data(), dist.size()));
+  static const auto op = handle<at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view)>("sdtw::pairwise_cost");
+  return op.call(x, y, c10::string_view(dist.data(), dist.size()));
 }
 
 bool built_with_cuda() {

@@ -38,8 +38,9 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_composite(const at:
                                                                        const at::Tensor& y);
 
 #ifdef SDTW_TORCH_WITH_CUDA
-// ||x_i - y_j||^2 of CUDA tensors (batch x n x dim, batch x m x dim, float or double) by the
-// kernels' cost policy, differentiable (one kernel forward; bmm and reductions backward).
+// ||x_i - y_j||^2 of CUDA tensors (batch x n x dim, batch x m x dim; float or double, bfloat16 and
+// float16 read as they are) by the kernels' cost policy, differentiable (one kernel each way; torch
+// ops backward under create_graph=True).
 at::Tensor sqeuclidean_cost_cuda_autograd(const at::Tensor& x, const at::Tensor& y);
 #endif
 

@@ -1,5 +1,6 @@
 """Fake implementations of the sdtw operators (torch >= 2.4: torch.compile and meta tensors; older
-torch: Meta kernels, for meta tensors) and their autocast rules. Autograd lives in C++
+torch: Meta kernels, for meta tensors) and the autocast rules of soft_dtw_cost and the pairs operator
+(those of soft_dtw_sqeuclidean and pairwise_cost are in C++, torch/src/autocast.cpp). Autograd lives in C++
 (torch/src/autograd.cpp) on sdtw::soft_dtw_sqeuclidean and sdtw::soft_dtw_cost, so a training step
 runs no Python besides the call itself.
 """

@@ -72,9 +72,9 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
     outgrows one chunk."""
     wanted = _gradient_wanted(X, Y)
     values_only = options.fused and not wanted
-    chunk = _chunk_pairs(pairs_per_chunk, X, Y, values_only)
     if i.numel() == 0:
         return X.new_empty(0, dtype=_value_dtype(X.dtype))
+    chunk = _chunk_pairs(pairs_per_chunk, X, Y, values_only)
 
     def values(ic, jc):
         return soft_dtw(
