@@ -377,3 +377,14 @@ def test_synthetic_features_claims_are_the_file(synth):
     assert f"ratio {_fmt(float(target['ratio']))}×" in bary
     assert "softdtw-cuda-torch not measured at B = 5, N = 40, D = 3: not supported (synthetic: needs CUDA" in bary
     assert "[figures/cdist.png]" in cdist and "[figures/barycenter.png]" in bary
+
+
+def test_jitter_names_points_whose_median_the_host_set():
+    import pandas as pd
+    from report import jittery
+
+    square = pd.DataFrame({"impl": ["ours_fused", "ours_fused", "maghoumi", "ours_fused"], "B": [16, 32, 16, 8],
+                           "N": [128, 512, 256, 64], "D": [64, 64, 1, 1],
+                           "disposition": ["passed", "passed", "passed", "failed"],
+                           "time_ms_median": [0.676, 0.61, 1.2, 9.0], "time_ms_min": [0.225, 0.60, 1.0, 1.0]})
+    assert jittery(square, ["ours_fused", "maghoumi"]) == ["B=16 N=128 D=64"]  # failed rows do not count
