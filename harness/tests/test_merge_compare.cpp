@@ -43,9 +43,8 @@ Table table(const std::vector<Result>& rs) {
 TEST(BenchCompare, ParseNumberTakesWholeFieldsOnly) {
   EXPECT_EQ(parse_number("1.5"), 1.5);
   EXPECT_EQ(parse_number("-2e3"), -2000.0);
-  EXPECT_EQ(parse_number(" 7"), 7.0);  // whitespace around a number, as series files have it
-  EXPECT_EQ(parse_number("1 "), 1.0);
-  for (const char* s : {"", " ", "n/a", "1.5x", "1 2", "1e999"}) EXPECT_FALSE(parse_number(s)) << s;
+  EXPECT_EQ(parse_number("1e-310"), 1e-310);  // subnormal, as format_double may write it
+  for (const char* s : {"", " ", " 7", "1 ", "n/a", "1.5x", "1 2", "1e999"}) EXPECT_FALSE(parse_number(s)) << s;
 }
 
 TEST(BenchCompare, VerdictsFromSpreads) {

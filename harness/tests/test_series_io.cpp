@@ -71,6 +71,11 @@ TEST(BenchSeriesIO, CsvWithAndWithoutHeader) {
   EXPECT_EQ(s.cols, 1);
   EXPECT_EQ(s.data[2], 1e-3);
   {
+    std::ofstream(a) << "1.0, +2\n 3 ,4e-310\n";  // spaces, a sign and a subnormal, as people write them
+  }
+  s = read_series(a);
+  EXPECT_EQ(s.data, (std::vector<double>{1, 2, 3, 4e-310}));
+  {
     std::ofstream(a) << "1,2\n3,x\n";
   }
   EXPECT_THROW(read_series(a), std::runtime_error);

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -135,14 +135,11 @@ void write_csv(const std::string& path, const Table& t) {
 }
 
 std::optional<double> parse_number(const std::string& s) {
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);  // skips leading whitespace
-    while (used < s.size() && std::isspace(static_cast<unsigned char>(s[used]))) ++used;
-    if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
+  // The inverse of format_double (std::to_chars): no locale, subnormals kept, out of range refused.
+  double v = 0;
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || error != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace sdtw::bench

@@ -21,8 +21,8 @@ Table parse_csv(const std::string& text, const std::string& name_for_errors, boo
 Table read_csv(const std::string& path, bool drop_partial_tail = false);
 void write_csv(const std::string& path, const Table& t);
 
-// A whole field as a number (std::stod; whitespace around it allowed, nothing else), else none;
-// empty is none.
+// A whole field as a number (std::from_chars: no whitespace, no sign '+', as format_double writes
+// them), else none; empty is none.
 std::optional<double> parse_number(const std::string& s);
 
 std::string read_file(const std::string& path);                           // throws when unreadable

@@ -11,12 +11,12 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
   const double e = p.dtype == "float64" ? 8 : 4;
   // A divergence solves (x, y), (x, x) and (y, y).
   const double cells = B * (N * M + (p.normalize ? N * N + M * M : 0));
+  const double pair_cells = std::max({N * M, p.normalize ? N * N : 0, p.normalize ? M * M : 0});  // largest call
   const double leaves = 2 * B * (N + M) * D * e;  // x, y and their gradients
   const double pairs_at_once = std::max(1.0, std::min(B, static_cast<double>(threads)));
   if (p.impl == "reference_cpu") {
     // One pair per thread: D, R, the 1-based E and the E block it returns, in float64 (Eigen),
     // the gradient rows beside them.
-    const double pair_cells = std::max({N * M, p.normalize ? N * N : 0, p.normalize ? M * M : 0});
     return leaves + B * (N + M) * D * 16 + pairs_at_once * pair_cells * 4 * 8;
   }
   if (p.impl == "maghoumi") {
@@ -35,8 +35,7 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
   const double state = cuda_state_bytes >= 0 ? cuda_state_bytes : cells * (e == 8 ? 16 : 4);
   // Unfused: besides the kernels' state, one cost-sized tensor at a time: D until its forward ends
   // (the loss node keeps D's shape, not D), then E in the backward (one kernel: no cuBLAS workspace).
-  const double largest_call = B * std::max({N * M, p.normalize ? N * N : 0.0, p.normalize ? M * M : 0.0});
-  const double unfused = p.impl == "ours_unfused" ? largest_call * e : 0;
+  const double unfused = p.impl == "ours_unfused" ? B * pair_cells * e : 0;
   return leaves + state + unfused;
 }
 

@@ -1,5 +1,6 @@
 #include "series_io.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,15 @@ std::string dict_value(const std::string& header, const std::string& key) {
   auto end = header.find_first_of(",}", start);
   return header.substr(start, end - start);
 }
+// s without the whitespace around it and a leading '+'.
+std::string trimmed(const std::string& s) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  const auto first = std::find_if_not(s.begin(), s.end(), space);
+  const auto last = std::find_if_not(s.rbegin(), std::make_reverse_iterator(first), space).base();
+  const auto sign = first != last && *first == '+' ? 1 : 0;  // from_chars takes no '+'
+  return std::string(first + sign, last);
+}
+
 }  // namespace
 
 Series read_npy(const std::string& path) {
@@ -117,7 +127,7 @@ Series read_series_csv(const std::string& path) {
     std::vector<double> vals;
     bool numeric = true;
     for (const auto& f : lines[li]) {
-      const auto v = parse_number(f);
+      const auto v = parse_number(trimmed(f));  // series files are hand-written: "1.0, +2.0"
       if (v)
         vals.push_back(*v);
       else

@@ -90,14 +90,20 @@ void set_aside(const CheckedResults& c, const std::string& from, const std::stri
   Table all = fs::exists(rej) ? read_csv(rej) : Table{c.rows.rejected.header, {}};
   if (all.header != c.rows.rejected.header)
     throw std::runtime_error(rej + ": unexpected columns; move it away so bad rows can be set aside there");
-  // Skip rows an earlier set-aside already holds (merges re-read unchanged inputs each time).
+  // Skip rows an earlier set-aside already holds (merges re-read unchanged inputs each time): only
+  // new rows are written and reported.
   const auto earlier = static_cast<std::ptrdiff_t>(all.rows.size());
-  for (const auto& row : c.rows.rejected.rows)
-    if (std::find(all.rows.begin(), all.rows.begin() + earlier, row) == all.rows.begin() + earlier)
-      all.rows.push_back(row);
+  std::vector<std::string> reasons;
+  for (std::size_t k = 0; k < c.rows.rejected.rows.size(); ++k) {
+    const auto& row = c.rows.rejected.rows[k];
+    if (std::find(all.rows.begin(), all.rows.begin() + earlier, row) != all.rows.begin() + earlier) continue;
+    all.rows.push_back(row);
+    reasons.push_back(c.rows.reasons[k]);
+  }
+  if (reasons.empty()) return;
   write_csv(rej, all);
   if (repairs)
-    for (const auto& r : c.rows.reasons) repairs->push_back(from + ": " + r + "; set aside in " + rej);
+    for (const auto& r : reasons) repairs->push_back(from + ": " + r + "; set aside in " + rej);
 }
 
 Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs) {
