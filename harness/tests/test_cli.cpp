@@ -101,6 +101,23 @@ TEST_F(BenchCli, CommitFromTheEnvironmentWinsOverGit) {
   EXPECT_EQ(j["metadata"]["git_dirty"].get<std::string>(), "false");
 }
 
+// warmup_min_ms keeps a point's untimed steps going for that long (the GPU's wake-up is not timed),
+// and is recorded with the other settings.
+TEST_F(BenchCli, WarmupLastsAtLeastWarmupMinMs) {
+  const auto sweep_seconds = [&](int min_ms) {
+    std::ofstream(p("w.yaml")) << "name: w\nsettings:\n  warmup: 0\n  warmup_min_ms: " << min_ms
+                               << "\n  reps: 1\n  verify: false\ngrids:\n  - impl: ours_cpu\n    device: cpu\n"
+                                  "    B: 1\n    N: 8\n    D: 1\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(bench("--sweep " + p("w.yaml") + " --out " + p("w" + std::to_string(min_ms)) + " --no-table"), 0) << out;
+    const auto j = nlohmann::json::parse(read_file(p("w" + std::to_string(min_ms) + "/w.json")));
+    EXPECT_EQ(j["metadata"]["settings"]["warmup_min_ms"].get<int>(), min_ms);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const double plain = sweep_seconds(0), floored = sweep_seconds(2000);
+  EXPECT_GE(floored - plain, 1.5) << "without the floor " << plain << " s, with a 2 s floor " << floored << " s";
+}
+
 TEST_F(BenchCli, SigkillMidSweepThenResume) {
   // Enough work that the kill lands mid-sweep: 24 float64-reference points of ~10 ms each.
   std::ofstream(p("kill.yaml")) << "name: kill\nsettings:\n  reps: 2\ngrids:\n  - impl: reference_cpu\n"

@@ -46,6 +46,7 @@ TEST(BenchConfig, CartesianProductInOrder) {
   EXPECT_EQ(cfg.name, "t");
   EXPECT_EQ(cfg.settings.reps, 3);
   EXPECT_EQ(cfg.settings.warmup, 1);
+  EXPECT_EQ(cfg.settings.warmup_min_ms, 0);
   ASSERT_EQ(cfg.points.size(), 2u * 2u * 3u);
   EXPECT_EQ(cfg.points[0].impl, "ours_fused");
   EXPECT_EQ(cfg.points[0].device, "cuda");
@@ -54,6 +55,12 @@ TEST(BenchConfig, CartesianProductInOrder) {
   EXPECT_EQ(cfg.points[2].n, 256);
   EXPECT_EQ(cfg.points.back().impl, "maghoumi");
   for (size_t i = 0; i < cfg.points.size(); ++i) EXPECT_EQ(cfg.points[i].index, static_cast<int64_t>(i));
+}
+
+TEST(BenchConfig, WarmupMinMs) {
+  EXPECT_EQ(parse_config("settings:\n  warmup_min_ms: 250\ngrids:\n  - impl: ours_cpu\n    B: 1\n    N: 8\n    D: 1\n", "w.yaml")
+                .settings.warmup_min_ms,
+            250);
 }
 
 TEST(BenchConfig, DefaultsAndDuplicatesAcrossGrids) {
@@ -137,6 +144,8 @@ TEST(BenchConfig, RejectsBadValues) {
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    dtype: half\n", 6, "dtype");
   expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 8\n    D: 1\n    device: tpu\n", 6, "device");
   expect_error("settings:\n  reps: 0\ngrids: []\n", 2, "reps");
+  expect_error("settings:\n  warmup_min_ms: -1\ngrids: []\n", 2, "warmup_min_ms");
+  expect_error("settings:\n  warmup_min_ms: 60001\ngrids: []\n", 2, "warmup_min_ms");
   expect_error("grids:\n  - impl: ours_fused\n    B: []\n    N: 8\n    D: 1\n", 3, "B");
 }
 

@@ -221,11 +221,16 @@ SweepConfig parse_config_unchecked(const std::string& text, const std::string& f
   }
 
   if (const auto s = root["settings"]) {
-    P.check_keys(s, "settings", {"warmup", "reps", "seed", "verify", "verify_max_cells"});
+    P.check_keys(s, "settings", {"warmup", "warmup_min_ms", "reps", "seed", "verify", "verify_max_cells"});
     if (s["warmup"]) {
       const auto v = P.as_int(s["warmup"], "warmup");
       if (v < 0 || v > 1000) P.fail(s["warmup"], "warmup", "must be in 0..1000");
       cfg.settings.warmup = static_cast<int>(v);
+    }
+    if (s["warmup_min_ms"]) {
+      const auto v = P.as_int(s["warmup_min_ms"], "warmup_min_ms");
+      if (v < 0 || v > 60000) P.fail(s["warmup_min_ms"], "warmup_min_ms", "must be in 0..60000");
+      cfg.settings.warmup_min_ms = static_cast<int>(v);
     }
     if (s["reps"]) {
       const auto v = P.as_int(s["reps"], "reps");

@@ -177,12 +177,14 @@ int run_sweep_command(const SweepArgs& a) {
   meta["config"] = cfg.text;
   meta["shard"] = a.shard;
   meta["settings"] = {{"warmup", cfg.settings.warmup},
+                      {"warmup_min_ms", cfg.settings.warmup_min_ms},
                       {"reps", cfg.settings.reps},
                       {"seed", cfg.settings.seed},
                       {"verify", cfg.settings.verify},
                       {"verify_max_cells", cfg.settings.verify_max_cells}};
   meta["method"] =
-      "forward+backward of sum(sdtw(x,y)) on fresh leaf copies; warmup then reps steps timed one by one with CUDA "
+      "forward+backward of sum(sdtw(x,y)) on fresh leaf copies; warmup steps (at least warmup_min_ms of them) then reps "
+      "steps timed one by one with CUDA "
       "events (GPU) or steady_clock (CPU); median/min/max ms; peak_mb = CUDA caching allocator peak allocated bytes "
       "(MiB) over the timed steps after resetPeakStats";
 

@@ -91,7 +91,7 @@ StepOutput step(const Implementation& impl, const Point& p, const at::Tensor& x_
 }  // namespace
 
 Measurement measure(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
-                    int warmup, int reps) {
+                    int warmup, int warmup_min_ms, int reps) {
   Measurement m;
   double ms = 0;
   std::optional<EventPair> cuda_events;  // only for CUDA points: a CPU point needs no device
@@ -99,7 +99,11 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   if (p.device == "cuda") cuda_events.emplace();
 #endif
   EventPair* events = cuda_events ? &*cuda_events : nullptr;
-  for (int i = 0; i < warmup; ++i) step(impl, p, x_host, y_host, events, &ms);
+  const auto warm_from = std::chrono::steady_clock::now();
+  const auto warmed = [&] {
+    return std::chrono::steady_clock::now() - warm_from >= std::chrono::milliseconds(warmup_min_ms);
+  };
+  for (int i = 0; i < warmup || !warmed(); ++i) step(impl, p, x_host, y_host, events, &ms);
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (p.device == "cuda") {
     c10::cuda::device_synchronize();
