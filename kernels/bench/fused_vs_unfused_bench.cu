@@ -6,13 +6,13 @@
 #include <random>
 #include <vector>
 
+#include "device_buffers.hpp"
 #include "sdtw/kernels/soft_dtw.hpp"
 
 namespace {
 
-void check(cudaError_t e) {
-  if (e != cudaSuccess) throw std::runtime_error(cudaGetErrorString(e));
-}
+using sdtw::kernels::bench::Buffers;
+using sdtw::kernels::bench::check;
 
 // D(b, i, j) = ||x_i - y_j||^2: the cost tensor a user would hand to the unfused mode.
 __global__ void sqeuclidean_cost(const float* x, const float* y, float* D, int64_t n, int64_t m, int64_t dim) {
@@ -25,20 +25,6 @@ __global__ void sqeuclidean_cost(const float* x, const float* y, float* D, int64
   }
   D[(b * n + i) * m + j] = acc;
 }
-
-struct Buffers {
-  std::vector<void*> owned;
-  template <typename T>
-  T* alloc(size_t count) {
-    void* p = nullptr;
-    check(cudaMalloc(&p, count * sizeof(T)));
-    owned.push_back(p);
-    return static_cast<T*>(p);
-  }
-  ~Buffers() {
-    for (void* p : owned) cudaFree(p);
-  }
-};
 
 void BM_SoftDtw(benchmark::State& state) {
   const int64_t B = state.range(0), N = state.range(1), D = state.range(2);
