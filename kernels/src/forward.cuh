@@ -1,7 +1,7 @@
 #pragma once
 // Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
-// of 32 rows per warp. R is carried so that the differences fed to exp stay exact (r_value.cuh,
-// DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
+// of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
+// (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
 // predecessor weights for the backward. A warp first stages its strip's whole cost in the strip's
 // state words, then walks the strip in chunks of 32 steps: the chunk's costs are fetched first, so
 // neither the cost's arithmetic nor a load latency sits on the chain, and its border values are
@@ -11,7 +11,6 @@
 #include <climits>
 #include <cmath>
 
-#include "r_value.cuh"
 #include "schedule.cuh"
 #include "sdtw/kernels/costs.cuh"
 #include "state.cuh"
@@ -24,7 +23,7 @@ struct ForwardArgs {
   double gamma;
   T* values;                           // batch
   typename CellState<T>::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
-  uint64_t* ring;                      // batch x ring_slots x m: the last row of R of a strip, sealed (RValue<T>)
+  uint64_t* ring;                      // batch x ring_slots x m: the last row of R of a strip, sealed
 };
 
 // The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
@@ -108,18 +107,17 @@ template <typename T, typename Cost, bool kSaveState = true>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
-  using R = RValue<T>;
-  using RV = typename R::Type;
   constexpr int kWarps = warps_per_block<T>();
   __shared__ T tiles[kWarps][kWarp][kTileColumns];  // [warp][row][column mod 64]
   __shared__ typename Cost::Scratch scratch[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
+  const double inf = INFINITY;
   // exp(-v/gamma) = 2^(v * exp2_scale), the scale kept finite and normal in C: a gamma small
   // enough to overflow it (or large enough to flush it to 0) turns a tie (v = 0) or an infinite
   // predecessor (v = inf) into 0 * inf = NaN; clamped, they still weigh 1 and 0.
   constexpr double kScaleLo = sizeof(C) == 4 ? FLT_MIN : DBL_MIN, kScaleHi = sizeof(C) == 4 ? FLT_MAX : DBL_MAX;
   const C exp2_scale = static_cast<C>(-fmin(fmax(1.4426950408889634 / a.gamma, kScaleLo), kScaleHi));
-  const C log2_scale = static_cast<C>(fmin(a.gamma * 0.6931471805599453, kScaleHi));  // gamma log(s) = log2_scale log2(s)
+  const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
   const Schedule& s = a.s;
   const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
   T* my_tile = tiles[warp][lane];
@@ -143,10 +141,9 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     const int band_hi = static_cast<int>(min(static_cast<int64_t>(j_end), i + band + 1));
     const int value_column = i == rows - 1 ? cols - 1 : -1;
 
-    RV left = R::infinite();                         // R(i, j-1)
-    RV diag = i == 0 ? R::zero() : R::infinite();  // R(i-1, j-1); R(-1,-1) = 0 starts every path
-    RV out = R::infinite();                          // what this lane produced at the previous step
-    RV end = R::infinite();                          // R(rows - 1, cols - 1) in the lane that has it
+    double left = inf;                 // R(i, j-1)
+    double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
+    double out = inf;                  // what this lane produced at the previous step
     if constexpr (kSaveState) stage_costs(cost, scratch[warp], tiles[warp], b, row0, rows, cols, st);
     await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
@@ -173,12 +170,12 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
       }
       // R(row0 - 1, t0 + lane), from the strip above: lanes whose word is in are set in
       // border_ready, the others are awaited 8 at a time before the steps that read them.
-      RV border = R::infinite();
+      double border = inf;
       const bool reads_border = k > 0 && t0 + lane < cols;
       uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
       const auto take_border = [&] {
         const uint64_t w = ring_load(ring_in + t0 + lane);
-        if (w != 0) border = R::unsealed(w);
+        if (w != 0) border = unseal(w);
         return w != 0;
       };
       __syncwarp();
@@ -193,38 +190,34 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
       for (int step = 0; step < kWarp; ++step) {
         if (step % kBorderPiece == 0) border_ready = await_border(border_ready, step, take_border);
         const int t = t0 + step, j = t - lane;
-        RV up = R::shuffle_up(out);  // R(i-1, j) from the row above
-        const RV border_j = R::shuffle(border, step);
+        double up = __shfl_up_sync(kFullMask, out, 1);  // R(i-1, j) from the row above
+        const double border_j = __shfl_sync(kFullMask, border, step);
         up = lane == 0 ? border_j : up;
-        const auto p = R::pivot(diag, up, left);
-        const bool live = ((in_band >> step) & 1u) & R::finite(p);
+        const double rmin = fmin(diag, fmin(up, left));
+        const bool live = ((in_band >> step) & 1u) && rmin < inf;
         const T c = my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)];
-        const C ed = fast_exp2(static_cast<C>(R::exponent(diag, p, exp2_scale)));
-        const C eu = fast_exp2(static_cast<C>(R::exponent(up, p, exp2_scale)));
-        const C el = fast_exp2(static_cast<C>(R::exponent(left, p, exp2_scale)));
+        const C ed = fast_exp2(static_cast<C>(diag - rmin) * exp2_scale);
+        const C eu = fast_exp2(static_cast<C>(up - rmin) * exp2_scale);
+        const C el = fast_exp2(static_cast<C>(left - rmin) * exp2_scale);
         const C sum = ed + eu + el;
-        const RV r_live = R::next(c, p, fast_log2(sum), log2_scale);
+        const double r_live = (static_cast<double>(c) + rmin) - log2_scale * static_cast<double>(fast_log2(sum));
         const typename State::Word w_live = State::encode(ed, eu, el, fast_rcp(sum));
-        const RV r = live ? r_live : R::infinite();
-        // Every cell of the grid is written, the ones outside the band with empty().
+        const double r = live ? r_live : inf;
+        // Every cell of the grid is written, the ones outside the band with empty(). A value that
+        // is not finite in T (no finite path, NaN, overflow) has no gradient: its end cell is
+        // marked so that the backward gives the whole pair NaN.
+        const bool end_overflows = step == value_step && !isfinite(static_cast<T>(r));
+        const typename State::Word w = end_overflows ? State::poison() : live ? w_live : State::empty();
         if constexpr (kSaveState)
-          if ((in_grid >> step) & 1u) chunk_state[step * kWarp] = live ? w_live : State::empty();
-        ring_store(ring_out + j, R::sealed(r), writes_ring && ((in_grid >> step) & 1u));
-        if (step == value_step) end = r;
+          if ((in_grid >> step) & 1u) chunk_state[step * kWarp] = w;
+        ring_store(ring_out + j, seal(r), writes_ring && ((in_grid >> step) & 1u));
+        if (step == value_step) a.values[b] = static_cast<T>(r);
         left = r;
         diag = up;
         out = r;
       }
       ring_store(ring_in + t0 + lane, 0, reads_border);  // read: the slot's next writer finds it zero
       __syncwarp();
-    }
-    // Out of the steps, which then hold no branch for it. A value that is not finite in T (no
-    // finite path, NaN, overflow) has no gradient: its end cell is marked so that the backward
-    // gives the whole pair NaN.
-    if (value_column >= 0) {
-      const T value = R::template value<T>(end);
-      a.values[b] = value;
-      if (kSaveState && !isfinite(value)) st[static_cast<int64_t>(value_column + lane) * kWarp] = State::poison();
     }
     if (lane == kWarp - 1) publish(my_progress, kDone);
   }

@@ -55,6 +55,35 @@ TEST_P(Agreement, FusedDouble) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Agreement, ::testing::ValuesIn(kCases));
 
+// A +inf cost forbids its cell, as in the reference: paths go around it (here a wall across all
+// three strips with one gap, in the middle strip) and its E is 0.
+template <typename T>
+void check_forbidden_cells(double value_tol, double grad_tol) {
+  const Case c{2, 70, 70, 3, 0.5};
+  auto rng = seeded_rng("forbidden cells");
+  const Inputs in = draw_inputs(rng, c);
+  std::vector<T> D = cost_tensor<T>(c, in);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.n; ++i)
+      if (i != 40) D[(b * c.n + i) * c.m + 35] = std::numeric_limits<T>::infinity();
+  const std::vector<double> D64(D.begin(), D.end());
+  const reference::BatchShape shape{c.batch, c.n, c.m, c.dim, in.x_len.data(), in.y_len.data()};
+  auto want = reference::soft_dtw_cost_batch(D64.data(), shape, reference::Options{c.gamma, std::nullopt}, true);
+  const auto dv = to_double(cast<T>(in.dvalues));  // the kernels' E is dvalue * d sdtw / d D
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t k = 0; k < c.n * c.m; ++k) want.E[b * c.n * c.m + k] *= dv[b];
+  const Outputs<T> got = run_cost_mode<T>(c, in, D);
+  for (const T v : got.values) EXPECT_TRUE(std::isfinite(v)) << v;
+  EXPECT_LE(max_relative(got.values, want.values), value_tol);
+  EXPECT_LE(relative_l2(got.E, want.E), grad_tol);
+}
+
+TEST(Agreement, InfiniteCostsForbidTheirCells) {
+  SDTW_REQUIRE_GPU();
+  check_forbidden_cells<float>(1e-5, 1e-4);
+  check_forbidden_cells<double>(1e-12, 1e-10);
+}
+
 // Inputs far from unit scale: huge costs with a tiny gamma must stay finite and accurate.
 TEST(Agreement, LargeCostsSmallGammaStayFinite) {
   SDTW_REQUIRE_GPU();
