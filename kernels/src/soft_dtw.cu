@@ -30,7 +30,8 @@ void require(const void* ptr, const char* name) {
 template <typename T>
 WorkspaceLayout layout_for(const Problem& p, bool save_state = true) {
   using C = typename CellState<T>::Compute;
-  const std::size_t ring_column = sizeof(double) > 2 * sizeof(C) ? sizeof(double) : 2 * sizeof(C);
+  // A ring column holds the forward's sealed R (one word) or the backward's border words.
+  constexpr std::size_t ring_column = sizeof(uint64_t) * std::max(1, detail::BorderWords<C>::kWords);
   return detail::workspace_layout(p, save_state ? sizeof(typename CellState<T>::Word) : 0, ring_column);
 }
 

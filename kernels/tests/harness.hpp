@@ -60,13 +60,30 @@ struct Expected {
   std::vector<double> values, E, grad_x, grad_y;
 };
 
+inline reference::BatchShape shape_of(const Case& c, const Inputs& in) {
+  return {c.batch, c.n, c.m, c.dim, in.x_len.data(), in.y_len.data()};
+}
+inline reference::Options options_of(const Case& c) {
+  return {c.gamma, c.bandwidth >= 0 ? std::optional<long>(c.bandwidth) : std::nullopt};
+}
+
+// The reference's values and E on a cost tensor, E scaled by each pair's upstream gradient (in T,
+// as the kernels read it) as the kernels' E is.
+template <typename T>
+Expected reference_on_cost(const Case& c, const Inputs& in, const std::vector<double>& D) {
+  const auto r = reference::soft_dtw_cost_batch(D.data(), shape_of(c, in), options_of(c), true);
+  Expected e{r.values, r.E, {}, {}};
+  const auto dv = to_double(cast<T>(in.dvalues));
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t k = 0; k < c.n * c.m; ++k) e.E[b * c.n * c.m + k] *= dv[b];
+  return e;
+}
+
 // The reference on exactly the values the kernels see (inputs rounded to T first).
 template <typename T>
 Expected reference_for(const Case& c, const Inputs& in, bool with_alignment = true) {
   const auto x = to_double(cast<T>(in.x)), y = to_double(cast<T>(in.y)), dv = to_double(cast<T>(in.dvalues));
-  reference::BatchShape shape{c.batch, c.n, c.m, c.dim, in.x_len.data(), in.y_len.data()};
-  reference::Options options{c.gamma, c.bandwidth >= 0 ? std::optional<long>(c.bandwidth) : std::nullopt};
-  const auto grads = reference::soft_dtw_sqeuclidean_batch(x.data(), y.data(), shape, options, true);
+  const auto grads = reference::soft_dtw_sqeuclidean_batch(x.data(), y.data(), shape_of(c, in), options_of(c), true);
   Expected e{grads.values, {}, grads.grad_x, grads.grad_y};
   for (int64_t b = 0; b < c.batch; ++b) {
     for (int64_t k = 0; k < c.n * c.dim; ++k) e.grad_x[b * c.n * c.dim + k] *= dv[b];
@@ -84,9 +101,7 @@ Expected reference_for(const Case& c, const Inputs& in, bool with_alignment = tr
         }
         D[(b * c.n + i) * c.m + j] = acc;
       }
-  e.E = reference::soft_dtw_cost_batch(D.data(), shape, options, true).E;
-  for (int64_t b = 0; b < c.batch; ++b)
-    for (int64_t k = 0; k < c.n * c.m; ++k) e.E[b * c.n * c.m + k] *= dv[b];
+  e.E = reference_on_cost<T>(c, in, D).E;
   return e;
 }
 

@@ -56,7 +56,7 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
   r.grad_tol = tol.grad_rel_l2;
   try {
     const Inputs in = make_inputs(p, point_seed(p, s.seed));
-    const Measurement m = measure(*impl, p, in.x, in.y, s.warmup, s.warmup_min_ms, s.reps);
+    const Measurement m = measure(*impl, p, in.x, in.y, s);
     r.reps = s.reps;
     r.time_ms_median = m.median_ms;
     r.time_ms_min = m.min_ms;

@@ -91,7 +91,7 @@ StepOutput step(const Implementation& impl, const Point& p, const at::Tensor& x_
 }  // namespace
 
 Measurement measure(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
-                    int warmup, int warmup_min_ms, int reps) {
+                    const Settings& s) {
   Measurement m;
   double ms = 0;
   std::optional<EventPair> cuda_events;  // only for CUDA points: a CPU point needs no device
@@ -101,9 +101,9 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   EventPair* events = cuda_events ? &*cuda_events : nullptr;
   const auto warm_from = std::chrono::steady_clock::now();
   const auto warmed = [&] {
-    return std::chrono::steady_clock::now() - warm_from >= std::chrono::milliseconds(warmup_min_ms);
+    return std::chrono::steady_clock::now() - warm_from >= std::chrono::milliseconds(s.warmup_min_ms);
   };
-  for (int i = 0; i < warmup || !warmed(); ++i) step(impl, p, x_host, y_host, events, &ms);
+  for (int i = 0; i < s.warmup || !warmed(); ++i) step(impl, p, x_host, y_host, events, &ms);
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (p.device == "cuda") {
     c10::cuda::device_synchronize();
@@ -111,7 +111,7 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   }
 #endif
   StepOutput last;
-  for (int i = 0; i < reps; ++i) {
+  for (int i = 0; i < s.reps; ++i) {
     last = StepOutput{};  // the previous step's tensors are freed before the next step allocates
     last = step(impl, p, x_host, y_host, events, &ms);
     m.times_ms.push_back(ms);

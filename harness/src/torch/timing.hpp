@@ -1,8 +1,9 @@
 #pragma once
 // The measurement method of DESIGN.md section 5 (the seed paper's): each step makes fresh leaf
-// copies of x and y on the device (requires_grad), runs sum(sdtw(x, y)).backward(); `warmup`
-// untimed steps (and more until they have taken `warmup_min_ms`: a point right after an idle spell or
-// at process start otherwise times clock ramp-up and lazy module loading), then `reps` timed steps, each timed on its own with CUDA events on the current
+// copies of x and y on the device (requires_grad), runs sum(sdtw(x, y)).backward(); `s.warmup`
+// untimed steps, and more until they have taken `s.warmup_min_ms` (a point right after an idle
+// spell or at process start otherwise times clock ramp-up and lazy module loading), then `s.reps`
+// timed steps, each timed on its own with CUDA events on the current
 // stream (GPU) or std::chrono::steady_clock (CPU). Only forward + sum + backward are inside the
 // timed region; the copies are made before it. Peak memory is the caching allocator's peak of
 // allocated bytes over the timed steps, after resetPeakStats() (the leaf inputs, their
@@ -12,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/point.hpp"
 #include "torch/implementation.hpp"
 
@@ -25,7 +27,7 @@ struct Measurement {
 };
 
 Measurement measure(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
-                    int warmup, int warmup_min_ms, int reps);
+                    const Settings& s);
 
 // Synchronizes and releases cached device memory and the cuBLAS workspaces between points, so that
 // one point's cache does not look like the next one's out-of-memory and the next point's peak
