@@ -2,13 +2,16 @@
 // timed apart (CUDA events, median of 22 runs after 3) at B = 32, D = 64, at shapes that separate a
 // lone strip's time per step (N = 32, M 512 -> 2048), a hop between strips (M = 512, N 512 ->
 // 2048) and the pace of a strip that follows another (N = 512, M 512 -> 2048).
-// Run: sdtw_kernels_probe
+// With --chain, the pace (M 512 -> 2048) at N = 32, 64, ..., 512 instead: whether a strip's pace
+// depends on how many strips run before it in its pair.
+// Run: sdtw_kernels_probe [--chain]
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -76,9 +79,25 @@ Times time_directions(int64_t n, int64_t m, bool fused) {
   return {fwd[fwd.size() / 2], bwd[bwd.size() / 2]};
 }
 
+void print_chain_paces() {
+  std::printf("N forward_unfused backward_unfused forward_fused backward_fused (us per step, M 512 -> 2048)\n");
+  for (const int64_t n : {32, 64, 96, 128, 256, 512}) {
+    std::printf("%lld", static_cast<long long>(n));
+    for (const bool fused : {false, true}) {
+      const Times a = time_directions(n, 512, fused), b = time_directions(n, 2048, fused);
+      std::printf(" %.3f %.3f", (b.forward_us - a.forward_us) / 1536, (b.backward_us - a.backward_us) / 1536);
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--chain") {
+    print_chain_paces();
+    return 0;
+  }
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{32, 512}, {32, 2048}, {512, 512}, {2048, 512}, {512, 2048}};
   std::printf("B N M D mode forward_us backward_us\n");
   for (const bool fused : {false, true}) {
