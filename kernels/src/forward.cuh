@@ -2,10 +2,10 @@
 // Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
 // of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
-// predecessor weights for the backward. A warp first stages its strip's whole cost in the strip's
-// state words, then walks the strip in chunks of 32 steps: the chunk's costs are fetched first, so
-// neither the cost's arithmetic nor a load latency sits on the chain, and its border values are
-// awaited 8 columns at a time, before the steps that read them.
+// predecessor weights for the backward. The grid first stages every strip's cost in the strip's
+// state words, a 32 x 32 tile per warp; a strip's warp then walks it in chunks of 32 steps: the
+// chunk's costs are fetched first, so neither the cost's arithmetic nor a load latency sits on the
+// chain, and its border values are awaited 8 columns at a time, before the steps that read them.
 // The values-only forward (no state) computes each chunk's costs right before its steps instead.
 #include <cfloat>
 #include <climits>
@@ -20,6 +20,7 @@ namespace sdtw::kernels::detail {
 template <typename T>
 struct ForwardArgs {
   Schedule s;
+  int chain_blocks;                    // blocks [0, chain_blocks) run strips; the others stage cost tiles only
   double gamma;
   T* values;                           // batch
   typename CellState<T>::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
@@ -73,9 +74,40 @@ __host__ __device__ constexpr int warps_per_block() {
 // (chunk parity) * 32 and reads back up to 31 columns of the chunk before, both bank-conflict free.
 constexpr int kTileColumns = 2 * kWarp;
 
-// Writes cost(row0 + lane, j) into the strip's state word of warp step j + lane, for every column
-// j of the grid. The cost's loads and arithmetic then run before the chain (while the
-// strips below would only wait), never between two dependent steps. Columns come from the policy
+// Where the strips' warps leave most of the device free, tile warps (the blocks past the strips')
+// stage the strips' cost: 32 x 32 tiles, one per chunk, into the strips' state words, taken in the
+// strips' order by a ticket, while a strip's warp claims what is left of its own tiles. So a
+// strip's chain starts once its own tiles are in, not after its warp alone has staged the whole
+// strip, and no warp waits on a tile that a warp which is not running holds. Elsewhere each strip's
+// warp stages its own strip (stage_costs).
+__host__ __device__ inline int64_t tiles_per_strip(int64_t m) { return (m + kWarp - 1) / kWarp; }
+
+// Writes cost(row0 + lane, j) for the tile's columns j in [first, first + 32) into the strip's
+// state word of warp step j + lane, where the strip's chunks read it (st: the lane's word of step
+// 0). Columns come from the policy and turn into warp steps through the warp's shared tile, so each
+// store is a part of one warp step's 128 bytes.
+template <typename T, typename Cost>
+__device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
+                           int64_t b, int row0, int rows, int cols, int first, typename CellState<T>::Word* st) {
+  const int lane = threadIdx.x & 31;
+  if (first >= cols) return;
+  T column[kWarp];
+  cost.column(b, row0, rows, first + lane < cols ? first + lane : cols - 1, scratch, column);
+#pragma unroll
+  for (int r = 0; r < kWarp; ++r) tile[r][lane] = column[r];
+  __syncwarp();
+  // Step first + s holds column first + s - lane of this lane's row.
+#pragma unroll 7
+  for (int s = 0; s < 2 * kWarp - 1; ++s) {
+    const int q = s - lane;
+    if (q >= 0 && q < kWarp && first + q < cols)
+      st[static_cast<int64_t>(first + s) * kWarp] = CellState<T>::hold(tile[lane][q & (kWarp - 1)]);
+  }
+}
+
+// Without tile warps: writes cost(row0 + lane, j) into the strip's state word of warp step j + lane,
+// for every column j of the grid. The cost's loads and arithmetic then run before the chain (while
+// the strips below would only wait), never between two dependent steps. Columns come from the policy
 // 32 at a time and turn into warp steps through the warp's tile ring, so the stores are whole warp
 // steps.
 template <typename T, typename Cost>
@@ -101,14 +133,34 @@ __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T
   }
 }
 
+// Stages tile `chunk` of the strip unless another warp has claimed it; a tile's count in
+// s.staged is released after its stores, so a strip that has counted its tiles reads them.
+template <typename T, typename Cost>
+__device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
+                                   const ForwardArgs<T>& a, const Strip& of, int64_t chunks, int chunk) {
+  const Schedule& s = a.s;
+  const int lane = threadIdx.x & 31;
+  unsigned taken = 1;
+  if (lane == 0) taken = atomicExch(s.tile_claims + of.id * chunks + chunk, 1u);
+  if (__shfl_sync(kFullMask, taken, 0)) return;
+  auto* st = a.state + state_index(of.b * s.strips + of.k, s.m, 0, lane);
+  stage_tile(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, st);
+  __syncwarp();  // every lane's stores (and reads of the tile) before lane 0's release
+  if (lane == 0) {
+    cuda::atomic_ref<int, cuda::thread_scope_device> staged(s.staged[of.id]);
+    staged.fetch_add(1, cuda::memory_order_release);
+  }
+}
+
 // kSaveState = false: values alone (a.state is null). Each chunk's costs then go straight to the
-// tile before its steps, as there is no strip-sized place to stage them in.
+// tile before its steps, as there is no strip-sized place to stage them in, and there are no tile
+// tickets.
 template <typename T, typename Cost, bool kSaveState = true>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
   constexpr int kWarps = warps_per_block<T>();
-  __shared__ T tiles[kWarps][kWarp][kTileColumns];  // [warp][row][column mod 64]
+  __shared__ T tiles_of_block[kWarps][kWarp][kTileColumns];  // [warp][row][column mod 64]
   __shared__ typename Cost::Scratch scratch[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const double inf = INFINITY;
@@ -120,8 +172,19 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
   const Schedule& s = a.s;
   const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
-  T* my_tile = tiles[warp][lane];
+  T* my_tile = tiles_of_block[warp][lane];
 
+  const int64_t chunks = tiles_per_strip(s.m);
+  if constexpr (kSaveState)
+    if (blockIdx.x >= a.chain_blocks) {
+      for (int64_t ticket = take_ticket(tile_ticket(s)); ticket < s.total() * chunks; ticket = take_ticket(tile_ticket(s))) {
+        Strip of;
+        if (locate_strip(s, ticket / chunks, false, of))
+          stage_if_unclaimed(cost, scratch[warp], tiles_of_block[warp], a, of, chunks, static_cast<int>(ticket % chunks));
+      }
+      finish_launch(s);
+      return;
+    }
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
     Strip strip;
     if (!begin_strip(s, ticket, false, strip)) continue;
@@ -144,7 +207,14 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     double left = inf;                 // R(i, j-1)
     double diag = i == 0 ? 0.0 : inf;  // R(i-1, j-1); R(-1,-1) = 0 starts every path
     double out = inf;                  // what this lane produced at the previous step
-    if constexpr (kSaveState) stage_costs(cost, scratch[warp], tiles[warp], b, row0, rows, cols, st);
+    if constexpr (kSaveState) {
+      if (a.chain_blocks < static_cast<int>(gridDim.x)) {
+        for (int chunk = 0; chunk < chunks; ++chunk) stage_if_unclaimed(cost, scratch[warp], tiles_of_block[warp], a, strip, chunks, chunk);
+        await_count(s.staged + strip.id, static_cast<int>(chunks));
+      } else {
+        stage_costs(cost, scratch[warp], tiles_of_block[warp], b, row0, rows, cols, st);
+      }
+    }
     await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
       const int parity = (t0 / kWarp) & 1;
@@ -166,7 +236,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         T column[kWarp];
         cost.column(b, row0, rows, t0 + lane < cols ? t0 + lane : cols - 1, scratch[warp], column);
 #pragma unroll
-        for (int r = 0; r < kWarp; ++r) tiles[warp][r][parity * kWarp + lane] = column[r];
+        for (int r = 0; r < kWarp; ++r) tiles_of_block[warp][r][parity * kWarp + lane] = column[r];
       }
       // R(row0 - 1, t0 + lane), from the strip above: lanes whose word is in are set in
       // border_ready, the others are awaited 8 at a time before the steps that read them.

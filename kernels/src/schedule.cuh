@@ -31,6 +31,8 @@ struct Schedule {
   int64_t bandwidth;  // < 0: no band
   unsigned long long* ticket;
   int* progress;  // one per strip (batch * strips)
+  int* staged;    // one per strip: cost tiles staged into its state (forward), right after progress
+  unsigned* tile_claims;  // forward: one per cost tile (strip-major), set by the warp that stages it
   const int64_t* x_index = nullptr;  // pair b compares x[x_index[b]] with y[y_index[b]]; null: b
   const int64_t* y_index = nullptr;
 
@@ -138,6 +140,15 @@ __device__ inline void await_claim(const Schedule& s, int64_t id, int64_t order)
   __syncwarp();
 }
 
+// Waits until *counter >= needed (lane 0 polls), then reads what was published before it.
+__device__ inline void await_count(int* counter, int needed) {
+  if ((threadIdx.x & 31) == 0) {
+    wait_for(counter, needed);
+    cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+  }
+  __syncwarp();
+}
+
 // The slot of the strip just before in the pair's work order (valid when order > 0).
 __device__ inline int64_t previous_slot(const Schedule& s, int64_t b, int64_t order) {
   return b * s.ring_slots + (order + s.ring_slots - 1) % s.ring_slots;
@@ -153,9 +164,9 @@ struct Strip {
   int64_t slot, previous;  // ring slots written and read (previous is valid when order > 0)
 };
 
-// Fills `strip` for the ticket; returns false (after marking the strip done) when the strip lies
-// wholly below the pair's last row and has nothing to do.
-__device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
+// Fills the strip's place (pair, order, rows, lengths) for the ticket, not its ring slots; returns
+// false when the strip lies wholly below the pair's last row and has nothing to do.
+__device__ inline bool locate_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
   const int64_t group = min(s.batch, kInterleavedPairs), group_tickets = group * s.strips;
   const int64_t first = ticket / group_tickets * group, within = ticket % group_tickets;
   const int64_t pairs = min(group, s.batch - first);  // the last group may be smaller
@@ -166,7 +177,13 @@ __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool botto
   strip.rows = s.rows_of(strip.b);
   strip.cols = s.cols_of(strip.b);
   strip.row0 = static_cast<int>(strip.k) * kWarp;
-  if (strip.row0 >= strip.rows) {
+  return strip.row0 < strip.rows;
+}
+
+// Fills `strip` for the ticket; returns false (after marking the strip done) when the strip lies
+// wholly below the pair's last row and has nothing to do.
+__device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
+  if (!locate_strip(s, ticket, bottom_up, strip)) {
     if ((threadIdx.x & 31) == 0) publish(s.progress + strip.id, kDone);
     return false;
   }
@@ -175,8 +192,9 @@ __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool botto
   return true;
 }
 
-// The ticket of the gradient's tiles in a backward that computes them in the same launch; it sits
-// beside the strips' ticket and the count of finished warps.
+// The ticket of the gradient's tiles in a backward that computes them in the same launch, and of
+// the cost tiles in a forward that saves state; it sits beside the strips' ticket and the count of
+// finished warps. (The forward's tile claims are left set: the next forward's memset clears them.)
 __device__ inline unsigned long long* tile_ticket(const Schedule& s) { return s.ticket + 2; }
 
 // Called by every warp once it has no ticket left. The last warp of the grid to get here puts the
@@ -194,9 +212,9 @@ __device__ inline void finish_launch(const Schedule& s) {
   if (!__shfl_sync(kFullMask, last, 0)) return;
   __threadfence();
   __syncwarp();
-  const int64_t strips = s.total(), quads = strips / 4;
+  const int64_t counters = 2 * s.total(), quads = counters / 4;  // progress, then staged
   for (int64_t k = lane; k < quads; k += kWarp) reinterpret_cast<int4*>(s.progress)[k] = make_int4(0, 0, 0, 0);
-  for (int64_t k = quads * 4 + lane; k < strips; k += kWarp) s.progress[k] = 0;
+  for (int64_t k = quads * 4 + lane; k < counters; k += kWarp) s.progress[k] = 0;
   if (lane == 0) {
     *s.ticket = 0;
     *tile_ticket(s) = 0;

@@ -44,6 +44,8 @@ detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* 
   auto* base = static_cast<char*>(workspace);
   return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len, p.bandwidth,
           reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress),
+          reinterpret_cast<int*>(base + w.progress) + p.batch * w.strips,
+          reinterpret_cast<unsigned*>(base + w.tile_claims),
           p.x_index, p.y_index};
 }
 
@@ -74,13 +76,13 @@ int resident_blocks() {
   return resident;
 }
 
-// Persistent grid: enough resident blocks to fill the device, never more than the strips need.
+// Persistent grid: enough resident blocks to fill the device, never more than the tickets need.
 template <typename T, auto kernel>
-int grid_for(int64_t total_strips) {
+int grid_for(int64_t tickets) {
   constexpr int kThreads = detail::warps_per_block<T>() * detail::kWarp;
   const int resident = resident_blocks<kernel, kThreads>();
   const int64_t warps_per_block = kThreads / detail::kWarp;
-  const int64_t wanted = (total_strips + warps_per_block - 1) / warps_per_block;
+  const int64_t wanted = (tickets + warps_per_block - 1) / warps_per_block;
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
@@ -91,11 +93,22 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   const WorkspaceLayout w = layout_for<T>(p, kSaveState);
   reset_scratch(w, workspace, stream);
   auto* base = static_cast<char*>(workspace);
-  detail::ForwardArgs<T> args{schedule_for(p, w, workspace), p.gamma, values,
+  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState>;
+  constexpr int kWarps = detail::warps_per_block<T>();
+  // One warp per strip as far as the device holds them (a scheduler each where it can), and tile
+  // warps for the cost where the strips leave half the device or more: where they hold more,
+  // staging ahead of them measured slower than each strip staging its own (kernels/NOTES.md, v21).
+  const int chain_blocks = grid_for<T, kernel>(p.batch * w.strips);
+  const int resident = resident_blocks<kernel, kWarps * detail::kWarp>();
+  const int64_t tile_blocks = kSaveState && 2 * chain_blocks <= resident
+                                  ? std::min<int64_t>((p.batch * w.strips * detail::tiles_per_strip(p.m) + kWarps - 1) / kWarps,
+                                                      resident - chain_blocks)
+                                  : 0;
+  const int grid = chain_blocks + static_cast<int>(tile_blocks);
+  detail::ForwardArgs<T> args{schedule_for(p, w, workspace), chain_blocks, p.gamma, values,
                               kSaveState ? reinterpret_cast<typename CellState<T>::Word*>(base + w.state) : nullptr,
                               reinterpret_cast<uint64_t*>(base + w.ring)};
-  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState>;
-  kernel<<<grid_for<T, kernel>(p.batch * w.strips), detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(cost, args);
+  kernel<<<grid, kWarps * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Layout of the caller's workspace: the saved state (kept from forward to backward; none for the
-// values-only forward) first, then the scratch (ticket, progress counters) and the ring of strip
+// values-only forward) first, then the scratch (tickets, per-strip counters) and the ring of strip
 // borders, all zeroed before a forward and left zero by every launch.
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +14,8 @@ struct WorkspaceLayout {
   int64_t ring_slots = 0;  // border slots per pair
   std::size_t state = 0;   // offsets in bytes
   std::size_t ticket = 0;
-  std::size_t progress = 0;
+  std::size_t progress = 0;  // per strip (batch * strips each): progress, then cost tiles staged
+  std::size_t tile_claims = 0;  // per cost tile of the saved state (batch * strips * ceil(m / 32)); none without state
   std::size_t ring = 0;
   std::size_t total = 0;
 };
