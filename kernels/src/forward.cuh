@@ -2,9 +2,9 @@
 // Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
 // of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
-// predecessor weights for the backward. The grid first stages every strip's cost in the strip's
-// state words, a 32 x 32 tile per warp; a strip's warp then walks it in chunks of 32 steps: the
-// chunk's costs are fetched first, so neither the cost's arithmetic nor a load latency sits on the
+// predecessor weights for the backward. A strip's cost is first staged in its state words (in 32 x
+// 32 tiles by tile warps where the device has room for them, else by the strip's warp); the strip's
+// warp then walks it in chunks of 32 steps: the chunk's costs are fetched first, so neither the cost's arithmetic nor a load latency sits on the
 // chain, and its border values are awaited 8 columns at a time, before the steps that read them.
 // The values-only forward (no state) computes each chunk's costs right before its steps instead.
 #include <cfloat>
@@ -74,7 +74,7 @@ __host__ __device__ constexpr int warps_per_block() {
 // (chunk parity) * 32 and reads back up to 31 columns of the chunk before, both bank-conflict free.
 constexpr int kTileColumns = 2 * kWarp;
 
-// Where the strips' warps leave most of the device free, tile warps (the blocks past the strips')
+// Where the strips' warps leave half the device or more, tile warps (the blocks past the strips')
 // stage the strips' cost: 32 x 32 tiles, one per chunk, into the strips' state words, taken in the
 // strips' order by a ticket, while a strip's warp claims what is left of its own tiles. So a
 // strip's chain starts once its own tiles are in, not after its warp alone has staged the whole
