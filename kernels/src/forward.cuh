@@ -4,8 +4,9 @@
 // (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
 // predecessor weights for the backward. A strip's cost is first staged in its state words (in 32 x
 // 32 tiles by tile warps where the device has room for them, else by the strip's warp); the strip's
-// warp then walks it in chunks of 32 steps: the chunk's costs are fetched first, so neither the cost's arithmetic nor a load latency sits on the
-// chain, and its border values are awaited 8 columns at a time, before the steps that read them.
+// warp then walks it in chunks of 32 steps: the chunk's costs are fetched first, so neither the
+// cost's arithmetic nor a load latency sits on the chain, and its border values are awaited 8
+// columns at a time, before the steps that read them.
 // The values-only forward (no state) computes each chunk's costs right before its steps instead.
 #include <cfloat>
 #include <climits>

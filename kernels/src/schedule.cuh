@@ -2,9 +2,10 @@
 // How warps share the DP grid: each warp owns a strip of 32 rows of one pair and walks across its
 // columns on a skewed anti-diagonal (lane l at step t holds column t - l). Strips are handed out
 // by an atomic ticket in dependency order, so a warp only ever waits on a strip whose ticket was
-// taken earlier, by a warp that is already running: no deadlock for any grid size. Tickets take
-// the strips of up to kInterleavedPairs pairs row by row (strip 0 of each, then strip 1, ...), so
-// a strip starts long after the one it waits on, which has run ahead by then.
+// taken earlier, by a warp that is already running: no deadlock for any grid size. (In the
+// forward a strip also waits for its cost tiles: it stages those that no running warp has claimed.)
+// Tickets take the strips of up to kInterleavedPairs pairs row by row (strip 0 of each, then strip
+// 1, ...), so a strip starts long after the one it waits on, which has run ahead by then.
 // Borders between strips travel through a ring of slots in global memory whose words validate
 // themselves (a sealed value is never 0; a consumer polls the words it needs, 8 columns at a
 // time, and zeroes them once read). A per-strip progress counter says when a strip is done
@@ -198,8 +199,9 @@ __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool botto
 __device__ inline unsigned long long* tile_ticket(const Schedule& s) { return s.ticket + 2; }
 
 // Called by every warp once it has no ticket left. The last warp of the grid to get here puts the
-// scratch back to zero (tickets, progress counters, this count), so the launch after it on the same
-// workspace (the backward after the forward) needs no memset. The count sits beside the ticket.
+// scratch back to zero (tickets, progress and staged-tile counters, this count), so the launch after
+// it on the same workspace (the backward after the forward) needs no memset. The count sits beside
+// the ticket.
 __device__ inline void finish_launch(const Schedule& s) {
   const int lane = threadIdx.x & 31;
   auto* finished = reinterpret_cast<unsigned*>(s.ticket + 1);

@@ -49,9 +49,10 @@ detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* 
           p.x_index, p.y_index};
 }
 
-// Resets the ticket, the progress counters and the ring of borders before a forward, whose
-// workspace is new: one memset node, so graph replays start clean. Every launch leaves them zero
-// when it ends (finish_launch; consumers zero the border words they read), so the backward needs none.
+// Resets the tickets, the per-strip counters, the cost-tile claims and the ring of borders before
+// a forward, whose workspace is new: one memset node, so graph replays start clean. Every launch
+// leaves all but the tile claims zero when it ends (finish_launch; consumers zero the border words
+// they read), so the backward, which claims no cost tile, needs none. A forward always needs it.
 void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_t stream) {
   auto* base = static_cast<char*>(workspace);
   check(cudaMemsetAsync(base + w.ticket, 0, w.total - w.ticket, stream), "cudaMemsetAsync(scratch)");

@@ -1,7 +1,9 @@
 #pragma once
 // Layout of the caller's workspace: the saved state (kept from forward to backward; none for the
-// values-only forward) first, then the scratch (tickets, per-strip counters) and the ring of strip
-// borders, all zeroed before a forward and left zero by every launch.
+// values-only forward) first, then the scratch (tickets, per-strip counters, the forward's cost-tile
+// claims) and the ring of strip borders, all zeroed before every forward. Every launch leaves the
+// tickets, counters and ring zero; the tile claims stay set until the next forward's memset, which
+// a forward therefore cannot skip (no warp would stage a claimed tile, and its strip would wait).
 #include <cstddef>
 #include <cstdint>
 
