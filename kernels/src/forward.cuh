@@ -75,6 +75,12 @@ __host__ __device__ constexpr int warps_per_block() {
 // (chunk parity) * 32 and reads back up to 31 columns of the chunk before, both bank-conflict free.
 constexpr int kTileColumns = 2 * kWarp;
 
+// The lane's state word of warp step 0 of the strip (a.state is not null).
+template <typename T>
+__device__ inline typename CellState<T>::Word* strip_state(const ForwardArgs<T>& a, const Strip& strip) {
+  return a.state + state_index(strip.b * a.s.strips + strip.k, a.s.m, 0, threadIdx.x & 31);
+}
+
 // Where the strips' warps leave half the device or more, tile warps (the blocks past the strips')
 // stage the strips' cost: 32 x 32 tiles, one per chunk, into the strips' state words, taken in the
 // strips' order by a ticket, while a strip's warp claims what is left of its own tiles. So a
@@ -144,8 +150,7 @@ __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scr
   unsigned taken = 1;
   if (lane == 0) taken = atomicExch(s.tile_claims + of.id * chunks + chunk, 1u);
   if (__shfl_sync(kFullMask, taken, 0)) return;
-  auto* st = a.state + state_index(of.b * s.strips + of.k, s.m, 0, lane);
-  stage_tile(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, st);
+  stage_tile(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, strip_state(a, of));
   __syncwarp();  // every lane's stores (and reads of the tile) before lane 0's release
   if (lane == 0) {
     cuda::atomic_ref<int, cuda::thread_scope_device> staged(s.staged[of.id]);
@@ -197,7 +202,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     const bool writes_ring = feeds_below && lane == kWarp - 1;
     uint64_t* ring_out = a.ring + strip.slot * s.m;
     uint64_t* ring_in = a.ring + strip.previous * s.m;
-    auto* st = kSaveState ? a.state + state_index(b * s.strips + k, s.m, 0, lane) : nullptr;
+    auto* st = kSaveState ? strip_state(a, strip) : nullptr;
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
     const int j_end = row_ok ? cols : 0;
