@@ -55,10 +55,26 @@ struct BorderWords<double> {
   }
 };
 
+// Stores E of the strip's columns [first, first + 32), which are complete once a chunk is done (its
+// last lane, lane 0, has passed them), from the warp's ring of E (e_ring: 64 columns per row, a
+// column's cells at column mod 64) into the dense tensor, a row of the strip at a time: 128 bytes
+// a store instead of a warp step's 32 rows.
+template <typename T>
+__device__ void store_dense_E(T* E_strip, int64_t m, const T (*e_ring)[kTileColumns], int strip_rows, int cols, int first) {
+  __syncwarp();
+  const int j = first + static_cast<int>(threadIdx.x & 31);
+  if (j >= 0 && j < cols) {
+#pragma unroll 8
+    for (int r = 0; r < strip_rows; ++r) E_strip[r * m + j] = e_ring[r][j & (kTileColumns - 1)];
+  }
+  __syncwarp();  // the ring's next chunk overwrites what was just read
+}
+
 // The strips of the backward, one ticket at a time, until the tickets run out. kDenseE: E goes
-// to the caller's batch x n x m tensor (unfused mode) instead of over the state.
+// to the caller's batch x n x m tensor (unfused mode) through the warp's ring e_ring instead of
+// over the state.
 template <typename T, bool kDenseE>
-__device__ void backward_strips(const BackwardArgs<T>& a) {
+__device__ void backward_strips(const BackwardArgs<T>& a, T (*e_ring)[kTileColumns]) {
   using State = CellState<T>;
   using C = typename State::Compute;
   using Border = BorderWords<C>;
@@ -77,7 +93,8 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
     uint64_t* ring_out = a.ring + strip.slot * s.m * Border::kWords;
     uint64_t* ring_in = a.ring + strip.previous * s.m * Border::kWords;
     auto* st = a.state + state_index(state_strip, s.m, 0, lane);
-    T* E_row = kDenseE ? a.dense_E + (b * s.n + (row_ok ? i : row0)) * s.m : nullptr;
+    T* E_strip = kDenseE ? a.dense_E + (b * s.n + row0) * s.m : nullptr;
+    const int strip_rows = min(kWarp, rows - row0);
     const C dvalue = static_cast<C>(a.dvalues[b * a.dvalues_stride]);
     const int last_step = cols + kWarp - 1;
 
@@ -121,12 +138,11 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
         C w_diag, w_up, w_left;
         State::decode(State::kEveryWordFinite || active ? words[step] : State::empty(), w_diag, w_up, w_left);
         const C n_up = e * w_up, n_diag = e * w_diag;
-        if (active) {
-          if constexpr (kDenseE)
-            E_row[j] = static_cast<T>(e);
-          else
-            chunk_state[-step * kWarp] = State::hold(e);
-        }
+        // A cell off the grid lands in a ring slot that its column's cell overwrites before it is stored.
+        if constexpr (kDenseE)
+          e_ring[lane][j & (kTileColumns - 1)] = static_cast<T>(e);
+        else if (active)
+          chunk_state[-step * kWarp] = State::hold(e);
         Border::store(ring_out + static_cast<int64_t>(j) * Border::kWords, n_up, n_diag, writes_ring & active);
         from_right = e * w_left;
         diag_below_prev = diag_below;
@@ -134,6 +150,7 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
         out_diag = n_diag;
       }
       Border::clear(border_word, reads_border);  // read: the slot's next writer finds it zero
+      if constexpr (kDenseE) store_dense_E(E_strip, s.m, e_ring, strip_rows, cols, cols - 1 - t0);
     }
     __syncwarp();  // every lane's E before lane 0's release: the gradient may read it in this launch
     if (lane == 0) publish(my_progress, kDone);
@@ -142,7 +159,12 @@ __device__ void backward_strips(const BackwardArgs<T>& a) {
 
 template <typename T, bool kDenseE>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(BackwardArgs<T> a) {
-  backward_strips<T, kDenseE>(a);
+  if constexpr (kDenseE) {
+    __shared__ T e_rings[warps_per_block<T>()][kWarp][kTileColumns];
+    backward_strips<T, true>(a, e_rings[threadIdx.x / kWarp]);
+  } else {
+    backward_strips<T, false>(a, nullptr);
+  }
   finish_launch(a.s);
 }
 

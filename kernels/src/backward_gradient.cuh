@@ -30,7 +30,7 @@ constexpr int kStripWarps = warps_per_block<float>();
 // Out of line, so that the registers of the gradient's tiles never crowd the strips' chain.
 template <typename T>
 __device__ __noinline__ void strips_out_of_line(const BackwardArgs<T>& a) {
-  backward_strips<T, false>(a);
+  backward_strips<T, false>(a, nullptr);
 }
 
 // Tiles of a pair: rows of x from the bottom up (the backward finishes the bottom strips first,
