@@ -77,7 +77,8 @@ void with_input(at::ScalarType type, F&& f) {
     case at::kDouble: return f(Input<double>{});
     case at::kBFloat16: return f(Input<__nv_bfloat16>{});
     case at::kHalf: return f(Input<__half>{});
-    default: return f(Input<float>{});
+    case at::kFloat: return f(Input<float>{});
+    default: TORCH_CHECK(false, "sdtw: a tensor's dtype is ", type, " where as_read gives float, double, bfloat16 or half");
   }
 }
 
