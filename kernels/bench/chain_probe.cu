@@ -1,7 +1,8 @@
 // Where the time of the dependent chain goes (kernels/NOTES.md, v18 -> v19): forward and backward
 // timed apart (CUDA events, median of 22 runs after 3) at B = 32, D = 64, at shapes that separate a
 // lone strip's time per step (N = 32, M 512 -> 2048), a hop between strips (M = 512, N 512 ->
-// 2048) and the pace of a strip that follows another (N = 512, M 512 -> 2048).
+// 2048) and the pace of a strip that follows another (N = 512, M 512 -> 2048); and at N = M = 2048,
+// where fused and unfused part (issue 13's B32 N2048 D64 point).
 // With --chain, the pace (M 512 -> 2048) at N = 32, 64, ..., 512 instead: whether a strip's pace
 // depends on how many strips run before it in its pair.
 // Run: sdtw_kernels_probe [--chain]
@@ -98,7 +99,7 @@ int main(int argc, char** argv) {
     print_chain_paces();
     return 0;
   }
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{32, 512}, {32, 2048}, {512, 512}, {2048, 512}, {512, 2048}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{32, 512}, {32, 2048}, {512, 512}, {2048, 512}, {512, 2048}, {2048, 2048}};
   std::printf("B N M D mode forward_us backward_us\n");
   for (const bool fused : {false, true}) {
     std::map<std::pair<int64_t, int64_t>, Times> t;
