@@ -20,7 +20,9 @@ struct CellState<float> {
   static constexpr bool kEveryWordFinite = true;  // any 32 bits decode to finite weights
 
   // Adding 1.5 x 2^23 rounds a product in [0, 2^22) to the nearest integer, left in the low bits:
-  // one FMA, where a conversion would use the slower pipe that exp and log share.
+  // one FMA, where a conversion would use the slower pipe that exp and log share. (A NaN weight
+  // becomes some in-range word after encode's clamps; its cell's R is NaN, so either the pair's
+  // end is poisoned or its E is 0.)
   __device__ static uint32_t quantise(float e, float scale) {
     return __float_as_uint(fmaf(e, scale, 0x1.8p23f)) - 0x4b400000u;
   }
