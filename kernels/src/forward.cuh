@@ -15,6 +15,7 @@
 #include "schedule.cuh"
 #include "sdtw/kernels/costs.cuh"
 #include "state.cuh"
+#include "workspace.hpp"
 
 namespace sdtw::kernels::detail {
 
@@ -86,9 +87,8 @@ __device__ inline typename CellState<T>::Word* strip_state(const ForwardArgs<T>&
 // strips' order by a ticket, while a strip's warp claims what is left of its own tiles. So a
 // strip's chain starts once its own tiles are in, not after its warp alone has staged the whole
 // strip, and no warp waits on a tile that a warp which is not running holds. Elsewhere each strip's
-// warp stages its own strip (stage_costs).
-__host__ __device__ inline int64_t tiles_per_strip(int64_t m) { return (m + kWarp - 1) / kWarp; }
-
+// warp stages its own strip (stage_costs). A strip has tiles_per_strip(m) tiles (workspace.hpp).
+//
 // Writes cost(row0 + lane, j) for the tile's columns j in [first, first + 32) into the strip's
 // state word of warp step j + lane, where the strip's chunks read it (st: the lane's word of step
 // 0). Columns come from the policy and turn into warp steps through the warp's shared tile, so each

@@ -53,7 +53,7 @@ WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::
   w.ticket = aligned(state_bytes);
   w.progress = w.ticket + kAlign;
   w.tile_claims = w.progress + aligned(2 * static_cast<std::size_t>(total_strips) * sizeof(int));
-  const std::size_t tiles = state_word ? static_cast<std::size_t>(total_strips) * static_cast<std::size_t>((p.m + kRows - 1) / kRows) : 0;
+  const std::size_t tiles = state_word ? static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(tiles_per_strip(p.m)) : 0;
   w.ring = w.tile_claims + aligned(tiles * sizeof(unsigned));
   w.total = w.ring + aligned(static_cast<std::size_t>(p.batch * w.ring_slots) * static_cast<std::size_t>(p.m) * ring_column);
   return w;

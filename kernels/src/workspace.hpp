@@ -11,6 +11,9 @@
 
 namespace sdtw::kernels::detail {
 
+// Cost tiles (32 x 32) of a strip of m columns: the forward's tile claims and its chunks.
+constexpr int64_t tiles_per_strip(int64_t m) { return (m + 31) / 32; }
+
 struct WorkspaceLayout {
   int64_t strips = 0;      // per pair
   int64_t ring_slots = 0;  // border slots per pair
