@@ -105,6 +105,24 @@ Expected reference_for(const Case& c, const Inputs& in, bool with_alignment = tr
   return e;
 }
 
+// The reference's gradients on a given cost tensor D of the inputs (in T, as the kernels read
+// them): E on D, chained to x and y through the squared-Euclidean Jacobian. On the cost the fused
+// kernels compute, it leaves out the cost's own rounding and measures the DP's and product's error.
+template <typename T>
+Expected reference_gradients_on_cost(const Case& c, const Inputs& in, const std::vector<double>& D) {
+  Expected e = reference_on_cost<T>(c, in, D);
+  const auto x = to_double(cast<T>(in.x)), y = to_double(cast<T>(in.y));
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const reference::Matrix xb = Eigen::Map<const reference::Matrix>(x.data() + b * c.n * c.dim, c.n, c.dim);
+    const reference::Matrix yb = Eigen::Map<const reference::Matrix>(y.data() + b * c.m * c.dim, c.m, c.dim);
+    const reference::Matrix Eb = Eigen::Map<const reference::Matrix>(e.E.data() + b * c.n * c.m, c.n, c.m);
+    const reference::Gradients g = reference::SqEuclideanCost(xb, yb).jacobian_product(Eb);
+    e.grad_x.insert(e.grad_x.end(), g.x.data(), g.x.data() + g.x.size());
+    e.grad_y.insert(e.grad_y.end(), g.y.data(), g.y.data() + g.y.size());
+  }
+  return e;
+}
+
 // The cost matrices of the sq-Euclidean problem, in T, for the unfused mode.
 template <typename T>
 std::vector<T> cost_tensor(const Case& c, const Inputs& in) {
