@@ -3,6 +3,7 @@
 // grad_y_j = 2 sum_i E_ij (y_j - x_i), i.e. 2 (self_r sum_k E_rk - sum_k E_rk other_k), a tiled
 // product over the E left in the saved state. float runs the product on the tensor cores at
 // float32 accuracy (3xTF32), double with FMAs.
+#include <algorithm>
 #include <type_traits>
 
 #include "forward.cuh"
@@ -27,17 +28,45 @@ constexpr int kJacThreads = 256;
 constexpr int kJacWarps = kJacThreads / kWarp;
 constexpr int kJacInner = 32;  // reduction step: one strip of rows of E
 
-// One reduction step's operands: E as [inner][row] and the other sequence as [inner][feature].
+// Where the product reads E(row, k) of a reduction step (k: the reduced index) in the block's E
+// buffer. StepLayout: as the saved state holds it, whole warp steps (lane l of step t at [t][l]) of
+// kRows / 32 strips of 63 steps (rows of x: E(i0 + row, j0 + k) is lane row % 32 of step k + row %
+// 32) or of one strip of kRows + 31 steps (rows of y: E(i0 + k, j0 + row) is lane k of step row +
+// k), so E is copied without index arithmetic and the skew is undone where it is read. Strides of
+// 40 and 36 words keep the fragment reads of the tensor-core product bank-conflict free.
+template <bool for_y, int kRows>
+struct StepLayout {
+  static constexpr int kStrips = for_y ? 1 : kRows / kWarp;
+  static constexpr int kWidth = (for_y ? kRows : kJacInner) + kWarp - 1;  // warp steps of a strip that touch the tile
+  static constexpr int kStride = for_y ? kWarp + 4 : kWarp + 8;
+  static constexpr int kWords = kStrips * kWidth * kStride;
+  __device__ static int word(int strip, int step, int lane) { return (strip * kWidth + step) * kStride + lane; }
+  __device__ static int at(int k, int row) {
+    return for_y ? word(0, row + k, k) : word(row / kWarp, k + row % kWarp, row % kWarp);
+  }
+};
+
+// A row-major tile, [k][row] (the dense E or G of the unfused gradient).
+template <int kRows, int kPad>
+struct DenseLayout {
+  static constexpr int kWords = kJacInner * (kRows + kPad);
+  __device__ static int at(int k, int row) { return k * (kRows + kPad) + row; }
+};
+
+// One reduction step's operands: E in one of the layouts above, the other sequence as [k][feature].
 template <typename C, int kRows, int kFeatures, int kPad>
 struct JacobianTiles {
-  alignas(16) C e[kJacInner][kRows + kPad];
+  static constexpr int kRowPad = kPad;
+  static constexpr int kEWords = std::max({StepLayout<false, kRows>::kWords, StepLayout<true, kRows>::kWords,
+                                           DenseLayout<kRows, kPad>::kWords});
+  alignas(16) C e[kEWords];
   alignas(16) C other[kJacInner][kFeatures + kPad];
 };
 
-// FMA product: each thread owns 2 rows x 4 features of the block's kRows x kFeatures output.
+// FMA product: each thread owns kRowsPerThread rows x 4 features of the block's kRows x kFeatures output.
 template <typename T, int kFeatures>
 struct FmaProduct {
-  static constexpr int kRowsPerThread = 2;
+  static constexpr int kRowsPerThread = kFeatures <= 16 ? 1 : 2;  // whole strips of rows, in 48 KB
   static constexpr int kThreadsF = kFeatures / 4;
   static constexpr int kThreadsR = kJacThreads / kThreadsF;
   static constexpr int kRows = kRowsPerThread * kThreadsR;
@@ -46,13 +75,14 @@ struct FmaProduct {
   T acc[kRowsPerThread][4] = {};
   T rowsum[kRowsPerThread] = {};
 
+  template <typename Layout>
   __device__ void accumulate(const Tiles& tiles) {
     const int tr = threadIdx.x / kThreadsF, tf = threadIdx.x % kThreadsF;
 #pragma unroll 4
     for (int kk = 0; kk < kJacInner; ++kk) {
       T e[kRowsPerThread], o[4];
 #pragma unroll
-      for (int r = 0; r < kRowsPerThread; ++r) e[r] = tiles.e[kk][tr * kRowsPerThread + r];
+      for (int r = 0; r < kRowsPerThread; ++r) e[r] = tiles.e[Layout::at(kk, tr * kRowsPerThread + r)];
 #pragma unroll
       for (int q = 0; q < 4; ++q) o[q] = tiles.other[kk][tf * 4 + q];
 #pragma unroll
@@ -79,7 +109,7 @@ struct FmaProduct {
 // m16n8k8 steps. Row strides of 8 mod 32 words make every fragment load bank-conflict free.
 template <int kFeatures>
 struct Tf32Product {
-  static constexpr int kRows = kFeatures <= 16 ? 256 : 64;
+  static constexpr int kRows = kFeatures <= 16 ? 128 : 64;
   static constexpr int kWarpFeatures = kFeatures < 32 ? kFeatures : 32;
   static constexpr int kWarpsF = kFeatures / kWarpFeatures;
   static constexpr int kWarpRows = kRows / (kJacWarps / kWarpsF);
@@ -93,22 +123,23 @@ struct Tf32Product {
   __device__ int row_base() const { return (threadIdx.x / kWarp / kWarpsF) * kWarpRows; }
   __device__ int feature_base() const { return (threadIdx.x / kWarp % kWarpsF) * kWarpFeatures; }
 
+  template <typename Layout>
   __device__ void accumulate(const Tiles& tiles) {
     const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int m0 = row_base(), n0 = feature_base();
     if (threadIdx.x < kRows)
 #pragma unroll 8
-      for (int kk = 0; kk < kJacInner; ++kk) rowsum += tiles.e[kk][threadIdx.x];
+      for (int kk = 0; kk < kJacInner; ++kk) rowsum += tiles.e[Layout::at(kk, threadIdx.x)];
 #pragma unroll
     for (int k0 = 0; k0 < kJacInner; k0 += 8) {
       Tf32Split a[kMTiles][4], b[kNTiles][2];
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         const int row = m0 + mt * 16 + g;
-        a[mt][0] = split_tf32(tiles.e[k0 + t][row]);
-        a[mt][1] = split_tf32(tiles.e[k0 + t][row + 8]);
-        a[mt][2] = split_tf32(tiles.e[k0 + t + 4][row]);
-        a[mt][3] = split_tf32(tiles.e[k0 + t + 4][row + 8]);
+        a[mt][0] = split_tf32(tiles.e[Layout::at(k0 + t, row)]);
+        a[mt][1] = split_tf32(tiles.e[Layout::at(k0 + t, row + 8)]);
+        a[mt][2] = split_tf32(tiles.e[Layout::at(k0 + t + 4, row)]);
+        a[mt][3] = split_tf32(tiles.e[Layout::at(k0 + t + 4, row + 8)]);
       }
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt) {
@@ -126,7 +157,7 @@ struct Tf32Product {
   // Row sums reach the threads that hold their rows' outputs through the (now free) E tile.
   template <typename Out>
   __device__ void finish(Tiles& tiles, Out&& out) const {
-    if (threadIdx.x < kRows) tiles.e[0][threadIdx.x] = rowsum;
+    if (threadIdx.x < kRows) tiles.e[threadIdx.x] = rowsum;
     __syncthreads();
     const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int m0 = row_base(), n0 = feature_base();
@@ -137,7 +168,7 @@ struct Tf32Product {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           const int row = m0 + mt * 16 + g + 8 * (r / 2);
-          out(row, n0 + nt * 8 + 2 * t + r % 2, acc[mt][nt][r], tiles.e[0][row]);
+          out(row, n0 + nt * 8 + 2 * t + r % 2, acc[mt][nt][r], tiles.e[row]);
         }
   }
 };
@@ -145,28 +176,62 @@ struct Tf32Product {
 template <typename T, int kFeatures>
 using JacobianProduct = std::conditional_t<std::is_same_v<T, float>, Tf32Product<kFeatures>, FmaProduct<T, kFeatures>>;
 
-// A row-major E (or any G): tile [in][row] is E(i0 + row, j0 + in) for rows of x and
-// E(i0 + in, j0 + row) for rows of y; consecutive threads take consecutive columns j (coalesced).
-template <typename T, bool for_y, int kRows, typename In, typename Tile>
+// A row-major E (or any G) in DenseLayout: consecutive threads take consecutive columns j
+// (coalesced); cells past the lengths are 0.
+template <typename T, bool for_y, int kRows, int kPad, typename In>
 __device__ void load_dense_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
-                                Tile& e_tile) {
+                                T* e) {
   for (int idx = threadIdx.x; idx < kJacInner * kRows; idx += kJacThreads) {
     const int in = for_y ? idx / kRows : idx % kJacInner, row = for_y ? idx % kRows : idx / kJacInner;
     const int64_t i = i0 + (for_y ? in : row), j = j0 + (for_y ? row : in);
-    e_tile[in][row] = i < xl && j < yl ? a.dense[(b * a.n + i) * a.m + j] : T(0);
+    e[DenseLayout<kRows, kPad>::at(in, row)] = i < xl && j < yl ? a.dense[(b * a.n + i) * a.m + j] : T(0);
+  }
+}
+
+// The saved E of the tile at (i0, j0) in StepLayout: each warp copies a run of warp steps of each
+// strip, whole (128 bytes a load), in batches of independent loads (one latency per batch). A cell
+// that would reach a kept output past the lengths (j >= yl; for rows of y, i >= xl) reads as 0;
+// other words are copied as they are (cells of discarded output rows, or off the tile's cells and
+// never read), except past the last strip, which is not read.
+template <typename T, bool for_y, int kRows, typename In>
+__device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
+                                T* e) {
+  using State = CellState<T>;
+  using Layout = StepLayout<for_y, kRows>;
+  constexpr int kPerWarp = (Layout::kWidth + kJacWarps - 1) / kJacWarps;
+  constexpr int kBatch = 8;
+  const int lane = threadIdx.x % kWarp, first_step = threadIdx.x / kWarp * kPerWarp;
+  const int64_t step_limit = yl - j0 + lane;  // step t holds column j0 + t - lane
+#pragma unroll
+  for (int strip = 0; strip < Layout::kStrips; ++strip) {
+    const bool strip_ok = for_y ? i0 + lane < xl : i0 / kWarp + strip < a.strips;
+    const auto* words = a.state + state_index(b * a.strips + i0 / kWarp + strip, a.m, j0, lane);
+#pragma unroll
+    for (int q0 = 0; q0 < kPerWarp; q0 += kBatch) {
+      T item[kBatch];
+#pragma unroll
+      for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
+        const int step = first_step + q0 + q;
+        item[q] = strip_ok && step < Layout::kWidth && step < step_limit ? State::held(words[step * kWarp]) : T(0);
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
+        const int step = first_step + q0 + q;
+        if (step < Layout::kWidth) e[Layout::word(strip, step, lane)] = item[q];
+      }
+    }
   }
 }
 
 // One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
-// true: rows j, over i. E is read by whole warp steps (32 consecutive words = E(row0 + l, step - l)
-// of one strip), or from a.dense when kDense.
+// true: rows j, over i. E comes from the saved state, or from a.dense when kDense.
 template <typename T, bool for_y, int kFeatures, bool kDense, typename In>
 __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t row_block, int64_t feature_tile,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
-  using State = CellState<T>;
   using Product = JacobianProduct<T, kFeatures>;
   constexpr int kRows = Product::kRows;
-  auto& e_tile = tiles.e;
+  constexpr int kPad = Product::Tiles::kRowPad;
+  using Layout = std::conditional_t<kDense, DenseLayout<kRows, kPad>, StepLayout<for_y, kRows>>;
   auto& o_tile = tiles.other;
 
   const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
@@ -175,58 +240,32 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
   const int64_t padded_rows = for_y ? a.m : a.n, padded_inner = for_y ? a.n : a.m;
   const int64_t r0 = row_block * kRows;
   const int64_t d0 = feature_tile * kFeatures;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  constexpr int kStrips = for_y ? 1 : kRows / kWarp;
-  constexpr int kWidth = (for_y ? kRows : kJacInner) + kWarp - 1;  // warp steps of a strip that touch the tile
-  constexpr int kPerWarp = (kWidth + kJacWarps - 1) / kJacWarps;    // of which each warp loads a run
-  constexpr int kBatch = 8;
   constexpr int kOthers = kJacInner * kFeatures / kJacThreads;
   static_assert(kJacInner * kFeatures % kJacThreads == 0, "the other tile divides among the threads");
-  const int first_step = warp * kPerWarp;
+  static_assert(kJacThreads % kFeatures == 0, "a thread's other elements share one feature");
+  // Thread's elements of the other tile: feature f, rows kk0 + q * kOtherRows.
+  constexpr int kOtherRows = kJacThreads / kFeatures;
+  const int feature = threadIdx.x % kFeatures, kk0 = threadIdx.x / kFeatures;
+  const bool feature_ok = d0 + feature < a.dim;
+  const In* other = a.other + (b * padded_inner + kk0) * a.dim + d0 + feature;
 
   Product product;
   for (int64_t k0 = 0; k0 < inner; k0 += kJacInner) {
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
-    if constexpr (kDense) load_dense_tile<T, for_y, kRows>(a, b, i0, j0, xl, yl, e_tile);
-    // A strip's tile loads go in batches of independent loads (one latency per batch, not per
-    // load); every tile element is written, 0 off the grid, so no clearing pass is needed.
-#pragma unroll
-    for (int strip = 0; strip < (kDense ? 0 : kStrips); ++strip) {
-      const int64_t i = i0 + strip * kWarp + lane;
-      const bool row_ok = i < (for_y ? inner : rows);
-      const auto* words = a.state + state_index(b * a.strips + i0 / kWarp + strip, a.m, j0, lane);
-#pragma unroll
-      for (int q0 = 0; q0 < kPerWarp; q0 += kBatch) {
-        T e_item[kBatch];
-#pragma unroll
-        for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
-          const int step = first_step + q0 + q;
-          const int64_t j = j0 + step - lane;
-          const bool ok = step < kWidth && row_ok && j >= 0 && j < (for_y ? rows : inner);
-          e_item[q] = ok ? State::held(words[step * kWarp]) : T(0);
-        }
-#pragma unroll
-        for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
-          const int step = first_step + q0 + q;
-          const int row = for_y ? step - lane : strip * kWarp + lane, in = for_y ? lane : step - lane;
-          if (step < kWidth && row >= 0 && row < kRows && in >= 0 && in < kJacInner) e_tile[in][row] = e_item[q];
-        }
-      }
-    }
+    if constexpr (kDense)
+      load_dense_tile<T, for_y, kRows, kPad>(a, b, i0, j0, xl, yl, tiles.e);
+    else
+      load_state_tile<T, for_y, kRows>(a, b, i0, j0, xl, yl, tiles.e);
     T o_item[kOthers];
 #pragma unroll
     for (int q = 0; q < kOthers; ++q) {
-      const int idx = threadIdx.x + q * kJacThreads, kk = idx / kFeatures, f = idx % kFeatures;
-      const int64_t in = k0 + kk, d = d0 + f;
-      o_item[q] = (in < inner && d < a.dim) ? static_cast<T>(a.other[(b * padded_inner + in) * a.dim + d]) : T(0);
+      const bool ok = feature_ok && k0 + kk0 + q * kOtherRows < inner;
+      o_item[q] = ok ? static_cast<T>(other[(k0 + q * kOtherRows) * a.dim]) : T(0);
     }
 #pragma unroll
-    for (int q = 0; q < kOthers; ++q) {
-      const int idx = threadIdx.x + q * kJacThreads;
-      o_tile[idx / kFeatures][idx % kFeatures] = o_item[q];
-    }
+    for (int q = 0; q < kOthers; ++q) o_tile[kk0 + q * kOtherRows][feature] = o_item[q];
     __syncthreads();
-    product.accumulate(tiles);
+    product.template accumulate<Layout>(tiles);
     __syncthreads();
   }
   product.finish(tiles, [&](int r, int f, T dot, T rowsum) {
@@ -251,7 +290,7 @@ struct GradientTiles {
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
 // Register caps chosen by measurement (H100): two blocks per SM for the wide feature tiles, three for the narrow one.
 template <typename T, int kFeatures, bool kDense, typename In>
-__global__ void __launch_bounds__(kJacThreads, kFeatures > 16 ? 2 : 3) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
+__global__ void __launch_bounds__(kJacThreads, kFeatures > 64 ? 2 : 3) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
     jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
