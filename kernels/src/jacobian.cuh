@@ -288,7 +288,7 @@ struct GradientTiles {
 };
 
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
-// Register caps chosen by measurement (H100): two blocks per SM for the wide feature tiles, three for the narrow one.
+// Register caps chosen by measurement (H100): two blocks per SM for the widest feature tile, three up to 64 features.
 template <typename T, int kFeatures, bool kDense, typename In>
 __global__ void __launch_bounds__(kJacThreads, kFeatures > 64 ? 2 : 3) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
