@@ -106,7 +106,8 @@ struct FmaProduct {
 };
 
 // Tensor-core product: warps tile the block's output in kWarpRows x kWarpFeatures pieces of
-// m16n8k8 steps. Row strides of 8 mod 32 words make every fragment load bank-conflict free.
+// m16n8k8 steps. Fragment loads are bank-conflict free: the other tile's and the dense E tile's
+// row strides are 8 mod 32 words, StepLayout's strides are chosen for it.
 template <int kFeatures>
 struct Tf32Product {
   static constexpr int kRows = kFeatures <= 16 ? 128 : 64;

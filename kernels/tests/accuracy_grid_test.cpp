@@ -4,7 +4,7 @@
 // compute (sqeuclidean_cost runs the arithmetic that the fused mode stages). Against the float64
 // cost the error also holds the cost's rounding, which small gamma and long lengths amplify past
 // 1e-4 for rare inputs whatever float32 cost reaches the DP (kernels/NOTES.md, sdtw_cost_rounding):
-// that error and the cost's share of it are printed beside.
+// that error, and how far the float32 cost alone moves the reference, are printed beside.
 #include <future>
 
 #include "harness.hpp"
@@ -55,8 +55,8 @@ TEST_P(AccuracyGrid, Float32GradientWithin1e4) {
     const double kernels = worst_gradient_error(got, want_on_kernel_cost), end_to_end = worst_gradient_error(got, want);
     const double cost = std::max(relative_l2(want_on_kernel_cost.grad_x, want.grad_x),
                                  relative_l2(want_on_kernel_cost.grad_y, want.grad_y));
-    std::printf("[ accuracy ] N=%lld gamma=%g value_rel=%.3g grad_rel_l2=%.3g (against the float64 cost %.3g, of "
-                "which the float32 cost alone %.3g)\n",
+    std::printf("[ accuracy ] N=%lld gamma=%g value_rel=%.3g grad_rel_l2=%.3g (against the float64 cost %.3g; the "
+                "float32 cost alone moves the reference by %.3g)\n",
                 static_cast<long long>(n), gammas[k], ev, kernels, end_to_end, cost);
     EXPECT_LE(ev, 1e-5) << c;
     EXPECT_LE(kernels, 1e-4) << c;
