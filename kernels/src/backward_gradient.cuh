@@ -1,8 +1,7 @@
 #pragma once
 // The fused mode's backward and its gradient in one launch. Warps first run the backward's strips
 // (backward_strips); once those tickets are gone, blocks take tiles of the gradient product
-// (jacobian_block) from a second ticket, each after the strips whose E it uses have published kDone
-// (a first tile of rows of x also copies, unused, words of the strip above: kernels/NOTES.md, v24a).
+// (jacobian_block) from a second ticket, each after the strips whose E it uses have published kDone.
 // Every strip's ticket is taken, by a running warp, before any block takes a tile, so a block only
 // ever waits on warps that are running: no deadlock for any grid size.
 #include <cuda/atomic>

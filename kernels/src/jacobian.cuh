@@ -119,7 +119,9 @@ struct Tf32Product {
   static_assert(kWarpRows % 16 == 0 && kWarpFeatures % 8 == 0, "whole m16n8 tiles per warp");
 
   float acc[kMTiles][kNTiles][4] = {};
-  float rowsum = 0.0f;  // of row threadIdx.x, for the first kRows threads
+  // Row sums of rows m0 + mt * 16 + g and that + 8, over this lane's k (t and t + 4 of each step)
+  // of the A fragments: the quad's lanes hold the rest, and the lane holds those rows' outputs.
+  float rowsum[kMTiles][2] = {};
 
   __device__ int row_base() const { return (threadIdx.x / kWarp / kWarpsF) * kWarpRows; }
   __device__ int feature_base() const { return (threadIdx.x / kWarp % kWarpsF) * kWarpFeatures; }
@@ -128,19 +130,18 @@ struct Tf32Product {
   __device__ void accumulate(const Tiles& tiles) {
     const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int m0 = row_base(), n0 = feature_base();
-    if (threadIdx.x < kRows)
-#pragma unroll 8
-      for (int kk = 0; kk < kJacInner; ++kk) rowsum += tiles.e[Layout::at(kk, threadIdx.x)];
 #pragma unroll
     for (int k0 = 0; k0 < kJacInner; k0 += 8) {
       Tf32Split a[kMTiles][4], b[kNTiles][2];
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt) {
         const int row = m0 + mt * 16 + g;
-        a[mt][0] = split_tf32(tiles.e[Layout::at(k0 + t, row)]);
-        a[mt][1] = split_tf32(tiles.e[Layout::at(k0 + t, row + 8)]);
-        a[mt][2] = split_tf32(tiles.e[Layout::at(k0 + t + 4, row)]);
-        a[mt][3] = split_tf32(tiles.e[Layout::at(k0 + t + 4, row + 8)]);
+        const float e[4] = {tiles.e[Layout::at(k0 + t, row)], tiles.e[Layout::at(k0 + t, row + 8)],
+                            tiles.e[Layout::at(k0 + t + 4, row)], tiles.e[Layout::at(k0 + t + 4, row + 8)]};
+        rowsum[mt][0] += e[0] + e[2];
+        rowsum[mt][1] += e[1] + e[3];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) a[mt][q] = split_tf32(e[q]);
       }
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt) {
@@ -155,22 +156,23 @@ struct Tf32Product {
     }
   }
 
-  // Row sums reach the threads that hold their rows' outputs through the (now free) E tile.
   template <typename Out>
-  __device__ void finish(Tiles& tiles, Out&& out) const {
-    if (threadIdx.x < kRows) tiles.e[threadIdx.x] = rowsum;
-    __syncthreads();
+  __device__ void finish(Tiles&, Out&& out) const {
     const int lane = threadIdx.x % kWarp, g = lane / 4, t = lane % 4;
     const int m0 = row_base(), n0 = feature_base();
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt)
+      for (int half = 0; half < 2; ++half) {
+        float sum = rowsum[mt][half];
+        sum += __shfl_xor_sync(kFullMask, sum, 1);
+        sum += __shfl_xor_sync(kFullMask, sum, 2);
 #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int row = m0 + mt * 16 + g + 8 * (r / 2);
-          out(row, n0 + nt * 8 + 2 * t + r % 2, acc[mt][nt][r], tiles.e[row]);
-        }
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int c = 0; c < 2; ++c)
+            out(m0 + mt * 16 + g + 8 * half, n0 + nt * 8 + 2 * t + c, acc[mt][nt][2 * half + c], sum);
+      }
   }
 };
 
@@ -191,10 +193,12 @@ __device__ void load_dense_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
 
 // The saved E of the tile at (i0, j0) in StepLayout: each warp copies a run of warp steps of each
 // strip, whole (128 bytes a load), in batches of independent loads (one latency per batch). A cell
-// that would reach a kept output past the lengths (j >= yl; for rows of y, i >= xl) reads as 0;
-// other words are copied as they are (cells of discarded output rows, or off the tile's cells and
-// never read), except past the last strip, which is not read.
-template <typename T, bool for_y, int kRows, typename In>
+// that would reach a kept output past the lengths (j >= yl; for rows of y, i >= xl) reads as 0.
+// kEdge (rows of x, where the tile is the first of its rows or holds rows past x_len): the steps
+// before a lane's column 0, the strip above's last cells, which the one-launch backward may still
+// be writing, and the rows past x_len read as 0 too. Other words are copied as they are (off the
+// tile's cells and never read), except past the last strip, which is not read.
+template <typename T, bool for_y, int kRows, bool kEdge, typename In>
 __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
                                 T* e) {
   using State = CellState<T>;
@@ -203,9 +207,11 @@ __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
   constexpr int kBatch = 8;
   const int lane = threadIdx.x % kWarp, first_step = threadIdx.x / kWarp * kPerWarp;
   const int64_t step_limit = yl - j0 + lane;  // step t holds column j0 + t - lane
+  const int64_t step_first = kEdge ? lane - j0 : 0;
 #pragma unroll
   for (int strip = 0; strip < Layout::kStrips; ++strip) {
-    const bool strip_ok = for_y ? i0 + lane < xl : i0 / kWarp + strip < a.strips;
+    const bool strip_ok = for_y ? i0 + lane < xl
+                                : kEdge ? i0 + strip * kWarp + lane < xl : i0 / kWarp + strip < a.strips;
     const auto* words = a.state + state_index(b * a.strips + i0 / kWarp + strip, a.m, j0, lane);
 #pragma unroll
     for (int q0 = 0; q0 < kPerWarp; q0 += kBatch) {
@@ -213,7 +219,8 @@ __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
 #pragma unroll
       for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
         const int step = first_step + q0 + q;
-        item[q] = strip_ok && step < Layout::kWidth && step < step_limit ? State::held(words[step * kWarp]) : T(0);
+        const bool cell_ok = step < step_limit && (!kEdge || step >= step_first);
+        item[q] = strip_ok && step < Layout::kWidth && cell_ok ? State::held(words[step * kWarp]) : T(0);
       }
 #pragma unroll
       for (int q = 0; q < kBatch && q0 + q < kPerWarp; ++q) {
@@ -255,8 +262,10 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
     if constexpr (kDense)
       load_dense_tile<T, for_y, kRows, kPad>(a, b, i0, j0, xl, yl, tiles.e);
+    else if (!for_y && (j0 == 0 || i0 + kRows > xl))
+      load_state_tile<T, for_y, kRows, true>(a, b, i0, j0, xl, yl, tiles.e);
     else
-      load_state_tile<T, for_y, kRows>(a, b, i0, j0, xl, yl, tiles.e);
+      load_state_tile<T, for_y, kRows, false>(a, b, i0, j0, xl, yl, tiles.e);
     T o_item[kOthers];
 #pragma unroll
     for (int q = 0; q < kOthers; ++q) {
@@ -289,9 +298,10 @@ struct GradientTiles {
 };
 
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
-// Register caps chosen by measurement (H100): two blocks per SM for the widest feature tile, three up to 64 features.
+// Register caps chosen by measurement (H100): float takes three blocks per SM up to 64 features and
+// two for the widest tile; double keeps two, as three would spill its dense tile.
 template <typename T, int kFeatures, bool kDense, typename In>
-__global__ void __launch_bounds__(kJacThreads, kFeatures > 64 ? 2 : 3) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
+__global__ void __launch_bounds__(kJacThreads, std::is_same_v<T, float> && kFeatures <= 64 ? 3 : 2) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
     jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
