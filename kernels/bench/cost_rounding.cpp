@@ -1,14 +1,22 @@
 // How much of the accuracy grid's float32 gradient error the float32 cost explains, on the CPU:
 // for a seed of the grid (SDTW_TEST_SEED, printed by the test) and its N, the grid's inputs (drawn
 // in kernels/tests/harness.hpp's draw_inputs order: x, y, dvalues per gamma) go through the float64
-// reference twice, once on the float64 cost and once on the cost computed as the fused kernel does
-// (float32, one FMA per feature in order), and the two gradients are compared as the grid compares
-// them (relative L2, the larger of grad_x and grad_y). Beside the kernel's cost, two others that
+// reference on the float64 cost and on the cost computed as the fused kernel does (float32, one FMA
+// per feature in order), and the gradients are compared as the grid compares them (relative L2, the
+// larger of grad_x and grad_y), the values by their relative difference. Beside the kernel's cost, two others that
 // say where its error comes from: float32 differences squared and summed in float64 (the
 // differences' rounding), and the float64 cost rounded to float32 (the best a float32 cost can be).
-// Run: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX]   (gammas 10, 1, 0.1, 0.01, 0.001)
+// Two more price a cost on the tensor cores before anyone writes it: ||x||^2 + ||y||^2 - 2 x.y in
+// float32, with x.y by float32 FMAs and by 3xTF32 as kernels/src/tf32x3.cuh computes it.
+// Run: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX [DIM [NEAR [OFFSET]]]]   (gammas 10, 1, 0.1,
+// 0.01, 0.001; the grid draws DIM = 8, the default: another DIM draws inputs of the same seed that
+// no grid draws). NEAR > 0 puts y at x + NEAR * (the drawn y), a loss near its minimum; OFFSET adds
+// one constant to every feature of x and y (data that is not centred), which leaves the exact cost
+// as it is. Both make the expanded cost cancel; independent centred x and y rarely do.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -31,21 +39,59 @@ static std::vector<double> normal(std::mt19937_64& rng, std::size_t count) {
   return v;
 }
 
-// The cost of one cell from its float32 features: the kernel's (one FMA per feature, in order) and
-// with the differences squared and summed in float64.
+// split_tf32 of kernels/src/tf32x3.cuh: the head is v with its low 13 mantissa bits cleared, the
+// tail the remainder rounded to nearest TF32, ties away from zero (cvt.rna.tf32.f32).
+static uint32_t bits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return u;
+}
+static float from_bits(uint32_t u) {
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+static float tf32_head(float v) { return from_bits(bits(v) & 0xffffe000u); }
+static float tf32_rna(float v) { return from_bits((bits(v) + 0x1000u) & 0xffffe000u); }
+
+// x.y as mma_3xtf32 forms it: tail*head, head*tail, head*head per feature, accumulated in float32
+// (a TF32 product is exact in float32, so each step is one float32 addition).
+static float dot_3xtf32(const float* xi, const float* yj, int dim) {
+  float acc = 0;
+  for (int d = 0; d < dim; ++d) {
+    const float xh = tf32_head(xi[d]), xt = tf32_rna(xi[d] - xh);
+    const float yh = tf32_head(yj[d]), yt = tf32_rna(yj[d] - yh);
+    acc += xt * yh;
+    acc += xh * yt;
+    acc += xh * yh;
+  }
+  return acc;
+}
+
+static float squared_norm(const float* v, int dim) {
+  float s = 0;
+  for (int d = 0; d < dim; ++d) s = std::fma(v[d], v[d], s);
+  return s;
+}
+
+// The cost of one cell from its float32 features: the kernel's (one FMA per feature, in order),
+// with the differences squared and summed in float64, and expanded as ||x||^2 + ||y||^2 - 2 x.y
+// (clamped at 0, as a negative cost cannot be) with x.y by float32 FMAs and by 3xTF32.
 struct CellCosts {
-  double kernel, double_sum;
+  double kernel, double_sum, expanded_fma, expanded_3xtf32;
 };
 
-CellCosts cell_costs(const float* xi, const float* yj, int dim) {
-  float f = 0;
+CellCosts cell_costs(const float* xi, const float* yj, float xx, float yy, int dim) {
+  float f = 0, dot = 0;
   double sum = 0;
   for (int d = 0; d < dim; ++d) {
     const float diff = xi[d] - yj[d];
     f = std::fma(diff, diff, f);
     sum += double(diff) * double(diff);
+    dot = std::fma(xi[d], yj[d], dot);
   }
-  return {f, sum};
+  const auto expanded = [&](float xy) { return std::max(0.0f, std::fma(-2.0f, xy, xx + yy)); };
+  return {f, sum, expanded(dot), expanded(dot_3xtf32(xi, yj, dim))};
 }
 
 // The larger of grad_x's and grad_y's relative L2 error against the float64 cost's gradients.
@@ -55,16 +101,27 @@ double gradient_error(const Gradients& g, const Gradients& g64) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX]\n");
+    std::fprintf(stderr, "usage: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX [DIM [NEAR [OFFSET]]]]\n");
     return 2;
   }
   const uint64_t seed = std::strtoull(argv[1], nullptr, 10);
   const long n = std::atol(argv[2]);
   const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
-  const int D = 8;
+  const int D = argc > 4 ? std::atoi(argv[4]) : 8;
+  const double near = argc > 5 ? std::atof(argv[5]) : 0.0;
+  const double offset = argc > 6 ? std::atof(argv[6]) : 0.0;
+  if (n < 1 || D < 1 || !(near >= 0) || !std::isfinite(offset)) {
+    std::fprintf(stderr, "sdtw_cost_rounding: N and DIM must be >= 1, NEAR >= 0 and OFFSET finite\n");
+    return 2;
+  }
   std::mt19937_64 rng(seed);
   for (int gi = 0; gi < 5; ++gi) {
-    const std::vector<double> x = normal(rng, n * D), y = normal(rng, n * D);
+    std::vector<double> x = normal(rng, n * D), y = normal(rng, n * D);
+    for (long k = 0; k < n * D; ++k) {
+      if (near > 0) y[k] = x[k] + near * y[k];
+      x[k] += offset;
+      y[k] += offset;
+    }
     normal(rng, 1);
     if (gi < (argc > 3 ? std::atoi(argv[3]) : 0)) continue;
     const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
@@ -75,21 +132,42 @@ int main(int argc, char** argv) {
     }
     const SqEuclideanCost sqeuclidean(xm, ym);
     const Matrix D64 = sqeuclidean.compute();
-    Matrix kernel(n, n), double_sum(n, n), rounded(n, n);
+    std::vector<float> xx(n), yy(n);
+    for (long i = 0; i < n; ++i) {
+      xx[i] = squared_norm(&xf[i * D], D);
+      yy[i] = squared_norm(&yf[i * D], D);
+    }
+    Matrix kernel(n, n), double_sum(n, n), rounded(n, n), expanded_fma(n, n), expanded_3xtf32(n, n);
     for (long i = 0; i < n; ++i)
       for (long j = 0; j < n; ++j) {
-        const CellCosts c = cell_costs(&xf[i * D], &yf[j * D], D);
+        const CellCosts c = cell_costs(&xf[i * D], &yf[j * D], xx[i], yy[j], D);
         kernel(i, j) = c.kernel;
         double_sum(i, j) = c.double_sum;
         rounded(i, j) = static_cast<float>(D64(i, j));
+        expanded_fma(i, j) = c.expanded_fma;
+        expanded_3xtf32(i, j) = c.expanded_3xtf32;
       }
     Options o;
     o.gamma = gammas[gi];
-    const auto gradients = [&](const Matrix& cost) { return sqeuclidean.jacobian_product(soft_dtw_with_alignment(cost, o).E); };
-    const Gradients g64 = gradients(D64);
-    const auto error = [&](const Matrix& cost) { return gradient_error(gradients(cost), g64); };
-    std::printf("seed=%llu N=%ld gamma=%g grad_rel_l2 against the float64 cost: kernel's float32 cost %.3g, "
-                "float32 differences summed in float64 %.3g, float64 cost rounded to float32 %.3g\n",
-                static_cast<unsigned long long>(seed), n, gammas[gi], error(kernel), error(double_sum), error(rounded));
+    const auto outcome = [&](const Matrix& cost) {
+      const auto r = soft_dtw_with_alignment(cost, o);
+      return std::make_pair(r.value, sqeuclidean.jacobian_product(r.E));
+    };
+    const auto [value64, g64] = outcome(D64);
+    std::printf("seed=%llu N=%ld D=%d near=%g offset=%g gamma=%g, error against the float64 cost (gradient relative L2 | "
+                "value relative):", static_cast<unsigned long long>(seed), n, D, near, offset, gammas[gi]);
+    const std::pair<const char*, const Matrix*> costs[] = {
+        {"kernel's float32 cost", &kernel},
+        {"float32 differences summed in float64", &double_sum},
+        {"float64 cost rounded to float32", &rounded},
+        {"||x||^2 + ||y||^2 - 2 x.y by float32 FMAs", &expanded_fma},
+        {"by 3xTF32", &expanded_3xtf32}};
+    const char* separator = "";
+    for (const auto& [name, cost] : costs) {
+      const auto [value, g] = outcome(*cost);
+      std::printf("%s %s %.3g | %.3g", separator, name, gradient_error(g, g64), std::abs(value - value64) / std::abs(value64));
+      separator = ",";
+    }
+    std::printf("\n");
   }
 }
