@@ -22,22 +22,17 @@
 #include <random>
 #include <vector>
 
+#include "grid_replay.hpp"
 #include "sdtw/reference/soft_dtw.hpp"
 #include "sdtw/reference/sqeuclidean.hpp"
 
-using sdtw::reference::Gradients;
+using sdtw::kernels::bench::draw_grid_pair;
+using sdtw::kernels::bench::float32_matrix;
+using sdtw::kernels::bench::gradient_error;
 using sdtw::reference::Matrix;
 using sdtw::reference::Options;
 using sdtw::reference::soft_dtw_with_alignment;
 using sdtw::reference::SqEuclideanCost;
-
-// As kernels/tests/support.hpp's normal<double>: a fresh distribution per call.
-static std::vector<double> normal(std::mt19937_64& rng, std::size_t count) {
-  std::normal_distribution<double> dist(0.0, 1.0);
-  std::vector<double> v(count);
-  for (auto& e : v) e = dist(rng);
-  return v;
-}
 
 // split_tf32 of kernels/src/tf32x3.cuh: the head is v with its low 13 mantissa bits cleared, the
 // tail the remainder rounded to nearest TF32, ties away from zero (cvt.rna.tf32.f32).
@@ -94,11 +89,6 @@ CellCosts cell_costs(const float* xi, const float* yj, float xx, float yy, int d
   return {f, sum, expanded(dot), expanded(dot_3xtf32(xi, yj, dim))};
 }
 
-// The larger of grad_x's and grad_y's relative L2 error against the float64 cost's gradients.
-double gradient_error(const Gradients& g, const Gradients& g64) {
-  return std::max((g.x - g64.x).norm() / g64.x.norm(), (g.y - g64.y).norm() / g64.y.norm());
-}
-
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX [DIM [NEAR [OFFSET]]]]\n");
@@ -116,21 +106,15 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 rng(seed);
   for (int gi = 0; gi < 5; ++gi) {
-    std::vector<double> x = normal(rng, n * D), y = normal(rng, n * D);
+    auto [x, y] = draw_grid_pair(rng, n, D);
     for (long k = 0; k < n * D; ++k) {
       if (near > 0) y[k] = x[k] + near * y[k];
       x[k] += offset;
       y[k] += offset;
     }
-    normal(rng, 1);
     if (gi < (argc > 3 ? std::atoi(argv[3]) : 0)) continue;
     const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
-    Matrix xm(n, D), ym(n, D);  // the float32 inputs, as the grid's reference reads them
-    for (long k = 0; k < n * D; ++k) {
-      xm(k / D, k % D) = xf[k];
-      ym(k / D, k % D) = yf[k];
-    }
-    const SqEuclideanCost sqeuclidean(xm, ym);
+    const SqEuclideanCost sqeuclidean(float32_matrix(x, n, D), float32_matrix(y, n, D));
     const Matrix D64 = sqeuclidean.compute();
     std::vector<float> xx(n), yy(n);
     for (long i = 0; i < n; ++i) {

@@ -1,0 +1,193 @@
+// What carrying R in float32 pairs (two-float, compensated) instead of float64 would do to the
+// kernels' accuracy, on the CPU, before anyone builds it (issue 13 allows it only if the accuracy
+// grid stays <= 1e-4). The forward recursion runs as forward.cuh runs it: the three differences to
+// the minimum in float32, exp2 and log2 in float32, the weights quantised to two unorm16 as
+// CellState<float>::encode does; only R's arithmetic changes. E is then swept back from the
+// decoded weights in float64, so the forward's share alone is priced, and the gradients and the
+// value are compared with the float64 reference on the same float32 cost (the grid's "own" error;
+// here the float64 cost rounded to float32).
+// R kept as: float64 (today), float32, two floats with the cost added exactly (two TwoSums), two
+// floats with the cost and the log term first summed in float32 (one TwoSum).
+// Run: sdtw_chain_precision SEED N [DIM]   (the grid's inputs for that seed at DIM = 8, the default)
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "grid_replay.hpp"
+#include "sdtw/reference/soft_dtw.hpp"
+#include "sdtw/reference/sqeuclidean.hpp"
+
+using sdtw::kernels::bench::draw_grid_pair;
+using sdtw::kernels::bench::float32_matrix;
+using sdtw::kernels::bench::gradient_error;
+using sdtw::reference::Gradients;
+using sdtw::reference::Matrix;
+using sdtw::reference::Options;
+using sdtw::reference::soft_dtw_with_alignment;
+using sdtw::reference::SqEuclideanCost;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// R in float64: the differences and the sum as forward.cuh forms them.
+struct Float64R {
+  double r = kInf;
+  static Float64R of(double v) { return {v}; }
+  double value() const { return r; }
+  bool operator<(const Float64R& o) const { return r < o.r; }
+  float minus(const Float64R& m) const { return static_cast<float>(r - m.r); }
+  // (c + rmin) - log2_scale * log2(sum), log2(sum) taken in float32.
+  Float64R plus(float cost, float log2_sum, double log2_scale) const {
+    return {(static_cast<double>(cost) + r) - log2_scale * static_cast<double>(log2_sum)};
+  }
+};
+
+struct Float32R {
+  float r = INFINITY;
+  static Float32R of(double v) { return {static_cast<float>(v)}; }
+  double value() const { return r; }
+  bool operator<(const Float32R& o) const { return r < o.r; }
+  float minus(const Float32R& m) const { return r - m.r; }
+  Float32R plus(float cost, float log2_sum, double log2_scale) const {
+    return {(cost + r) - static_cast<float>(log2_scale) * log2_sum};
+  }
+};
+
+// hi + lo with |lo| <= ulp(hi) / 2. TwoSum gives a + b exactly as s + e.
+static void two_sum(float a, float b, float& s, float& e) {
+  s = a + b;
+  const float bb = s - a;
+  e = (a - (s - bb)) + (b - bb);
+}
+
+template <bool kExactCost>
+struct TwoFloatR {
+  float hi = INFINITY, lo = 0;
+  static TwoFloatR of(double v) {
+    const float h = static_cast<float>(v);
+    return {h, std::isfinite(h) ? static_cast<float>(v - h) : 0.0f};
+  }
+  double value() const { return double(hi) + double(lo); }
+  bool operator<(const TwoFloatR& o) const { return hi < o.hi || (hi == o.hi && lo < o.lo); }
+  float minus(const TwoFloatR& m) const { return (hi - m.hi) + (lo - m.lo); }
+  TwoFloatR plus(float cost, float log2_sum, double log2_scale) const {
+    const float log_term = static_cast<float>(log2_scale) * log2_sum;
+    float s, e;
+    if (kExactCost) {
+      float s2, e2;
+      two_sum(hi, cost, s, e);
+      two_sum(s, -log_term, s2, e2);
+      s = s2;
+      e += e2;
+    } else {
+      two_sum(hi, cost - log_term, s, e);
+    }
+    e += lo;
+    const float h = s + e;
+    return {h, e - (h - s)};
+  }
+};
+
+// CellState<float>::encode and decode: two unorm16, the third weight what is left of 65535.
+static float quantise(float e, float scale) {
+  const float q = std::fma(e, scale, 0x1.8p23f);
+  uint32_t u;
+  std::memcpy(&u, &q, 4);
+  return static_cast<float>(u - 0x4b400000u);
+}
+struct Weights {
+  float diag, up, left;
+};
+static Weights encoded(float ed, float eu, float el, float inv_sum) {
+  const float scale = inv_sum * 65535.0f;
+  float qd = std::min(quantise(ed, scale), 65535.0f), qu = quantise(eu, scale);
+  if (el == 0.0f || qd + qu > 65535.0f) qu = 65535.0f - qd;
+  return {qd / 65535.0f, qu / 65535.0f, (65535.0f - qd - qu) / 65535.0f};
+}
+
+struct Outcome {
+  double value;
+  Matrix E;
+};
+
+// The forward recursion with R kept as R, then E from the saved weights (float64 sweep).
+template <typename R>
+Outcome run(const Matrix& cost, double gamma) {
+  const long n = cost.rows(), m = cost.cols();
+  const float exp2_scale = static_cast<float>(-1.4426950408889634 / gamma);
+  const double log2_scale = gamma * 0.6931471805599453;
+  std::vector<R> prev(m + 1), cur(m + 1);  // R(i-1, .) and R(i, .), column 0 the border
+  prev[0] = R::of(0.0);
+  std::vector<Weights> w(n * m);
+  for (long i = 0; i < n; ++i) {
+    cur[0] = R::of(kInf);
+    for (long j = 0; j < m; ++j) {
+      const R diag = prev[j], up = prev[j + 1], left = cur[j];
+      const R rmin = std::min(diag, std::min(up, left));
+      const float ed = std::exp2(diag.minus(rmin) * exp2_scale), eu = std::exp2(up.minus(rmin) * exp2_scale),
+                  el = std::exp2(left.minus(rmin) * exp2_scale);
+      const float sum = ed + eu + el;
+      w[i * m + j] = encoded(ed, eu, el, 1.0f / sum);
+      cur[j + 1] = rmin.plus(static_cast<float>(cost(i, j)), std::log2(sum), log2_scale);
+    }
+    std::swap(prev, cur);
+    prev[0] = R::of(kInf);
+  }
+  Matrix E = Matrix::Zero(n, m);
+  for (long i = n - 1; i >= 0; --i)
+    for (long j = m - 1; j >= 0; --j) {
+      if (i == n - 1 && j == m - 1) {
+        E(i, j) = 1.0;
+        continue;
+      }
+      double e = 0;
+      if (i + 1 < n && j + 1 < m) e += E(i + 1, j + 1) * w[(i + 1) * m + j + 1].diag;
+      if (i + 1 < n) e += E(i + 1, j) * w[(i + 1) * m + j].up;
+      if (j + 1 < m) e += E(i, j + 1) * w[i * m + j + 1].left;
+      E(i, j) = e;
+    }
+  return {prev[m].value(), E};
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: sdtw_chain_precision SEED N [DIM]\n");
+    return 2;
+  }
+  const uint64_t seed = std::strtoull(argv[1], nullptr, 10);
+  const long n = std::atol(argv[2]);
+  const int D = argc > 3 ? std::atoi(argv[3]) : 8;
+  if (n < 1 || D < 1) {
+    std::fprintf(stderr, "sdtw_chain_precision: N and DIM must be >= 1\n");
+    return 2;
+  }
+  const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
+  std::mt19937_64 rng(seed);
+  for (double gamma : gammas) {
+    const auto [x, y] = draw_grid_pair(rng, n, D);
+    const SqEuclideanCost sqeuclidean(float32_matrix(x, n, D), float32_matrix(y, n, D));
+    Matrix cost = sqeuclidean.compute();
+    for (long k = 0; k < cost.size(); ++k) cost.data()[k] = static_cast<float>(cost.data()[k]);
+    Options o;
+    o.gamma = gamma;
+    const auto reference = soft_dtw_with_alignment(cost, o);
+    const Gradients g64 = sqeuclidean.jacobian_product(reference.E);
+    std::printf("seed=%llu N=%ld D=%d gamma=%g, error against the float64 reference on the float32 cost (gradient "
+                "relative L2 | value relative):",
+                static_cast<unsigned long long>(seed), n, D, gamma);
+    const auto report = [&](const char* separator, const char* name, const Outcome& r) {
+      std::printf("%s R in %s %.3g | %.3g", separator, name, gradient_error(sqeuclidean.jacobian_product(r.E), g64),
+                  std::abs(r.value - reference.value) / std::abs(reference.value));
+    };
+    report("", "float64", run<Float64R>(cost, gamma));
+    report(",", "float32", run<Float32R>(cost, gamma));
+    report(",", "two floats (cost exact)", run<TwoFloatR<true>>(cost, gamma));
+    report(",", "two floats (cost - log term in float32)", run<TwoFloatR<false>>(cost, gamma));
+    std::printf("\n");
+  }
+}
