@@ -1,8 +1,11 @@
 // What carrying R in float32 pairs (two-float, compensated) instead of float64 would do to the
 // kernels' accuracy, on the CPU, before anyone builds it (issue 13 allows it only if the accuracy
 // grid stays <= 1e-4). The forward recursion runs as forward.cuh runs it: the three differences to
-// the minimum in float32, exp2 and log2 in float32, the weights quantised to two unorm16 as
-// CellState<float>::encode does; only R's arithmetic changes. E is then swept back from the
+// the minimum in float32, exp2 (its subnormal results flushed to 0, as ex2.approx.ftz does) and log2
+// in float32, the weights quantised to two unorm16 as CellState<float>::encode does, and every
+// fused multiply-add the compiler forms there written as one; only R's arithmetic changes. The
+// GPU's exp2, log2 and reciprocal are approximations within a few ulp; here they are the C
+// library's, which is why the float64 row is near, not equal to, the GPU's grid. E is then swept back from the
 // decoded weights in float64, so the forward's share alone is priced, and the gradients and the
 // value are compared with the float64 reference on the same float32 cost (the grid's "own" error;
 // here the float64 cost rounded to float32).
@@ -26,6 +29,7 @@
 using sdtw::kernels::bench::draw_grid_pair;
 using sdtw::kernels::bench::float32_matrix;
 using sdtw::kernels::bench::gradient_error;
+using sdtw::kernels::bench::parse_integer;
 using sdtw::reference::Gradients;
 using sdtw::reference::Matrix;
 using sdtw::reference::Options;
@@ -41,9 +45,9 @@ struct Float64R {
   double value() const { return r; }
   bool operator<(const Float64R& o) const { return r < o.r; }
   float minus(const Float64R& m) const { return static_cast<float>(r - m.r); }
-  // (c + rmin) - log2_scale * log2(sum), log2(sum) taken in float32.
+  // (c + rmin) - log2_scale * log2(sum), log2(sum) taken in float32: a DADD and a DFMA.
   Float64R plus(float cost, float log2_sum, double log2_scale) const {
-    return {(static_cast<double>(cost) + r) - log2_scale * static_cast<double>(log2_sum)};
+    return {std::fma(-log2_scale, static_cast<double>(log2_sum), static_cast<double>(cost) + r)};
   }
 };
 
@@ -54,7 +58,7 @@ struct Float32R {
   bool operator<(const Float32R& o) const { return r < o.r; }
   float minus(const Float32R& m) const { return r - m.r; }
   Float32R plus(float cost, float log2_sum, double log2_scale) const {
-    return {(cost + r) - static_cast<float>(log2_scale) * log2_sum};
+    return {std::fma(-static_cast<float>(log2_scale), log2_sum, cost + r)};
   }
 };
 
@@ -76,16 +80,16 @@ struct TwoFloatR {
   bool operator<(const TwoFloatR& o) const { return hi < o.hi || (hi == o.hi && lo < o.lo); }
   float minus(const TwoFloatR& m) const { return (hi - m.hi) + (lo - m.lo); }
   TwoFloatR plus(float cost, float log2_sum, double log2_scale) const {
-    const float log_term = static_cast<float>(log2_scale) * log2_sum;
     float s, e;
     if (kExactCost) {
+      const float log_term = static_cast<float>(log2_scale) * log2_sum;
       float s2, e2;
       two_sum(hi, cost, s, e);
       two_sum(s, -log_term, s2, e2);
       s = s2;
       e += e2;
     } else {
-      two_sum(hi, cost - log_term, s, e);
+      two_sum(hi, std::fma(-static_cast<float>(log2_scale), log2_sum, cost), s, e);
     }
     e += lo;
     const float h = s + e;
@@ -110,6 +114,12 @@ static Weights encoded(float ed, float eu, float el, float inv_sum) {
   return {qd / 65535.0f, qu / 65535.0f, (65535.0f - qd - qu) / 65535.0f};
 }
 
+// ex2.approx.ftz: a result below FLT_MIN is 0.
+static float ftz_exp2(float v) {
+  const float r = std::exp2(v);
+  return std::fpclassify(r) == FP_SUBNORMAL ? 0.0f : r;
+}
+
 struct Outcome {
   double value;
   Matrix E;
@@ -129,8 +139,8 @@ Outcome run(const Matrix& cost, double gamma) {
     for (long j = 0; j < m; ++j) {
       const R diag = prev[j], up = prev[j + 1], left = cur[j];
       const R rmin = std::min(diag, std::min(up, left));
-      const float ed = std::exp2(diag.minus(rmin) * exp2_scale), eu = std::exp2(up.minus(rmin) * exp2_scale),
-                  el = std::exp2(left.minus(rmin) * exp2_scale);
+      const float ed = ftz_exp2(diag.minus(rmin) * exp2_scale), eu = ftz_exp2(up.minus(rmin) * exp2_scale),
+                  el = ftz_exp2(left.minus(rmin) * exp2_scale);
       const float sum = ed + eu + el;
       w[i * m + j] = encoded(ed, eu, el, 1.0f / sum);
       cur[j + 1] = rmin.plus(static_cast<float>(cost(i, j)), std::log2(sum), log2_scale);
@@ -155,17 +165,13 @@ Outcome run(const Matrix& cost, double gamma) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
+  if (argc < 3 || argc > 4) {
     std::fprintf(stderr, "usage: sdtw_chain_precision SEED N [DIM]\n");
     return 2;
   }
-  const uint64_t seed = std::strtoull(argv[1], nullptr, 10);
-  const long n = std::atol(argv[2]);
-  const int D = argc > 3 ? std::atoi(argv[3]) : 8;
-  if (n < 1 || D < 1) {
-    std::fprintf(stderr, "sdtw_chain_precision: N and DIM must be >= 1\n");
-    return 2;
-  }
+  const uint64_t seed = parse_integer(argv[1], "SEED", 0, std::numeric_limits<long long>::max());
+  const long n = parse_integer(argv[2], "N", 1, 1 << 16);
+  const int D = argc > 3 ? parse_integer(argv[3], "DIM", 1, 4096) : 8;
   const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
   std::mt19937_64 rng(seed);
   for (double gamma : gammas) {

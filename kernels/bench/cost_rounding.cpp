@@ -7,7 +7,7 @@
 // say where its error comes from: float32 differences squared and summed in float64 (the
 // differences' rounding), and the float64 cost rounded to float32 (the best a float32 cost can be).
 // Two more price a cost on the tensor cores before anyone writes it: ||x||^2 + ||y||^2 - 2 x.y in
-// float32, with x.y by float32 FMAs and by 3xTF32 as kernels/src/tf32x3.cuh computes it.
+// float32, with x.y by float32 FMAs and by 3xTF32 as kernels/src/tf32x3.cuh splits and orders it.
 // Run: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX [DIM [NEAR [OFFSET]]]]   (gammas 10, 1, 0.1,
 // 0.01, 0.001; the grid draws DIM = 8, the default: another DIM draws inputs of the same seed that
 // no grid draws). NEAR > 0 puts y at x + NEAR * (the drawn y), a loss near its minimum; OFFSET adds
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -29,6 +30,8 @@
 using sdtw::kernels::bench::draw_grid_pair;
 using sdtw::kernels::bench::float32_matrix;
 using sdtw::kernels::bench::gradient_error;
+using sdtw::kernels::bench::parse_integer;
+using sdtw::kernels::bench::parse_real;
 using sdtw::reference::Matrix;
 using sdtw::reference::Options;
 using sdtw::reference::soft_dtw_with_alignment;
@@ -49,16 +52,24 @@ static float from_bits(uint32_t u) {
 static float tf32_head(float v) { return from_bits(bits(v) & 0xffffe000u); }
 static float tf32_rna(float v) { return from_bits((bits(v) + 0x1000u) & 0xffffe000u); }
 
-// x.y as mma_3xtf32 forms it: tail*head, head*tail, head*head per feature, accumulated in float32
-// (a TF32 product is exact in float32, so each step is one float32 addition).
+static float tf32_tail(float v) { return tf32_rna(v - tf32_head(v)); }
+
+// x.y in mma_3xtf32's order: per k-step of 8 features, the tail*head, head*tail and head*head
+// steps in turn, each modelled as its 8 products (exact in float32) summed in float32 in k order
+// and then added to the accumulator. The tensor core's own accumulation inside a step (its
+// precision and rounding are not documented) is not modelled, so these figures are a model's.
 static float dot_3xtf32(const float* xi, const float* yj, int dim) {
   float acc = 0;
-  for (int d = 0; d < dim; ++d) {
-    const float xh = tf32_head(xi[d]), xt = tf32_rna(xi[d] - xh);
-    const float yh = tf32_head(yj[d]), yt = tf32_rna(yj[d] - yh);
-    acc += xt * yh;
-    acc += xh * yt;
-    acc += xh * yh;
+  for (int k0 = 0; k0 < dim; k0 += 8) {
+    const int k1 = std::min(dim, k0 + 8);
+    const auto step = [&](float (*a)(float), float (*b)(float)) {
+      float sum = 0;
+      for (int k = k0; k < k1; ++k) sum += a(xi[k]) * b(yj[k]);
+      acc += sum;
+    };
+    step(tf32_tail, tf32_head);
+    step(tf32_head, tf32_tail);
+    step(tf32_head, tf32_head);
   }
   return acc;
 }
@@ -94,16 +105,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX [DIM [NEAR [OFFSET]]]]\n");
     return 2;
   }
-  const uint64_t seed = std::strtoull(argv[1], nullptr, 10);
-  const long n = std::atol(argv[2]);
-  const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
-  const int D = argc > 4 ? std::atoi(argv[4]) : 8;
-  const double near = argc > 5 ? std::atof(argv[5]) : 0.0;
-  const double offset = argc > 6 ? std::atof(argv[6]) : 0.0;
-  if (n < 1 || D < 1 || !(near >= 0) || !std::isfinite(offset)) {
-    std::fprintf(stderr, "sdtw_cost_rounding: N and DIM must be >= 1, NEAR >= 0 and OFFSET finite\n");
+  if (argc > 7) {
+    std::fprintf(stderr, "sdtw_cost_rounding: at most six arguments\n");
     return 2;
   }
+  const uint64_t seed = parse_integer(argv[1], "SEED", 0, std::numeric_limits<long long>::max());
+  const long n = parse_integer(argv[2], "N", 1, 1 << 16);
+  const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
+  const int first_gamma = argc > 3 ? parse_integer(argv[3], "FIRST_GAMMA_INDEX", 0, 4) : 0;
+  const int D = argc > 4 ? parse_integer(argv[4], "DIM", 1, 4096) : 8;
+  const double near = argc > 5 ? parse_real(argv[5], "NEAR", 0.0) : 0.0;
+  const double offset = argc > 6 ? parse_real(argv[6], "OFFSET") : 0.0;
   std::mt19937_64 rng(seed);
   for (int gi = 0; gi < 5; ++gi) {
     auto [x, y] = draw_grid_pair(rng, n, D);
@@ -112,7 +124,7 @@ int main(int argc, char** argv) {
       x[k] += offset;
       y[k] += offset;
     }
-    if (gi < (argc > 3 ? std::atoi(argv[3]) : 0)) continue;
+    if (gi < first_gamma) continue;
     const std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
     const SqEuclideanCost sqeuclidean(float32_matrix(x, n, D), float32_matrix(y, n, D));
     const Matrix D64 = sqeuclidean.compute();
