@@ -22,6 +22,8 @@
 #include <random>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "grid_replay.hpp"
 #include "sdtw/reference/soft_dtw.hpp"
 #include "sdtw/reference/sqeuclidean.hpp"
@@ -29,7 +31,6 @@
 using sdtw::kernels::bench::draw_grid_pair;
 using sdtw::kernels::bench::float32_matrix;
 using sdtw::kernels::bench::gradient_error;
-using sdtw::kernels::bench::parse_integer;
 using sdtw::reference::Gradients;
 using sdtw::reference::Matrix;
 using sdtw::reference::Options;
@@ -165,13 +166,14 @@ Outcome run(const Matrix& cost, double gamma) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: sdtw_chain_precision SEED N [DIM]\n");
-    return 2;
-  }
-  const uint64_t seed = parse_integer(argv[1], "SEED", 0, std::numeric_limits<long long>::max());
-  const long n = parse_integer(argv[2], "N", 1, 1 << 16);
-  const int D = argc > 3 ? parse_integer(argv[3], "DIM", 1, 4096) : 8;
+  CLI::App app{"Prices R in float64, float32 and two floats on the accuracy grid's inputs for a seed"};
+  uint64_t seed = 0;
+  long n = 0;
+  int D = 8;
+  app.add_option("SEED", seed, "the grid's seed to replay")->required();
+  app.add_option("N", n, "the sequences' length")->required()->check(CLI::Range(1L, 1L << 16));
+  app.add_option("DIM", D, "features; the grid draws 8")->check(CLI::Range(1, 4096));
+  CLI11_PARSE(app, argc, argv);
   const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
   std::mt19937_64 rng(seed);
   for (double gamma : gammas) {

@@ -23,6 +23,8 @@
 #include <random>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "grid_replay.hpp"
 #include "sdtw/reference/soft_dtw.hpp"
 #include "sdtw/reference/sqeuclidean.hpp"
@@ -30,8 +32,6 @@
 using sdtw::kernels::bench::draw_grid_pair;
 using sdtw::kernels::bench::float32_matrix;
 using sdtw::kernels::bench::gradient_error;
-using sdtw::kernels::bench::parse_integer;
-using sdtw::kernels::bench::parse_real;
 using sdtw::reference::Matrix;
 using sdtw::reference::Options;
 using sdtw::reference::soft_dtw_with_alignment;
@@ -100,22 +100,33 @@ CellCosts cell_costs(const float* xi, const float* yj, float xx, float yy, int d
   return {f, sum, expanded(dot), expanded(dot_3xtf32(xi, yj, dim))};
 }
 
+// CLI::Range would let NaN through (both of its comparisons are false) and print DBL_MAX in full.
+static CLI::Validator finite_at_least(double lo) {
+  char bound[40] = "";
+  if (std::isfinite(lo)) std::snprintf(bound, sizeof bound, " >= %g", lo);
+  const std::string want = std::string("a finite number") + bound;
+  return CLI::Validator(
+      [lo, want](std::string& s) {
+        double v;
+        return CLI::detail::lexical_cast(s, v) && std::isfinite(v) && v >= lo ? std::string{} : s + " is not " + want;
+      },
+      want);
+}
+
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: sdtw_cost_rounding SEED N [FIRST_GAMMA_INDEX [DIM [NEAR [OFFSET]]]]\n");
-    return 2;
-  }
-  if (argc > 7) {
-    std::fprintf(stderr, "sdtw_cost_rounding: at most six arguments\n");
-    return 2;
-  }
-  const uint64_t seed = parse_integer(argv[1], "SEED", 0, std::numeric_limits<long long>::max());
-  const long n = parse_integer(argv[2], "N", 1, 1 << 16);
+  CLI::App app{"Prices float32 costs on the accuracy grid's inputs for a seed"};
+  uint64_t seed = 0;
+  long n = 0;
+  int first_gamma = 0, D = 8;
+  double near = 0, offset = 0;
+  app.add_option("SEED", seed, "the grid's seed to replay")->required();
+  app.add_option("N", n, "the sequences' length")->required()->check(CLI::Range(1L, 1L << 16));
+  app.add_option("FIRST_GAMMA_INDEX", first_gamma, "skip the gammas before this one")->check(CLI::Range(0, 4));
+  app.add_option("DIM", D, "features; the grid draws 8")->check(CLI::Range(1, 4096));
+  app.add_option("NEAR", near, "y = x + NEAR * the drawn y when > 0")->check(finite_at_least(0.0));
+  app.add_option("OFFSET", offset, "a constant added to every feature of x and y")->check(finite_at_least(-HUGE_VAL));
+  CLI11_PARSE(app, argc, argv);
   const double gammas[5] = {10, 1, 0.1, 0.01, 0.001};
-  const int first_gamma = argc > 3 ? parse_integer(argv[3], "FIRST_GAMMA_INDEX", 0, 4) : 0;
-  const int D = argc > 4 ? parse_integer(argv[4], "DIM", 1, 4096) : 8;
-  const double near = argc > 5 ? parse_real(argv[5], "NEAR", 0.0) : 0.0;
-  const double offset = argc > 6 ? parse_real(argv[6], "OFFSET") : 0.0;
   std::mt19937_64 rng(seed);
   for (int gi = 0; gi < 5; ++gi) {
     auto [x, y] = draw_grid_pair(rng, n, D);

@@ -3,10 +3,6 @@
 // before it is built: the pair a seed draws (in kernels/tests/harness.hpp's draw_inputs order) and
 // the grid's gradient error.
 #include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -42,33 +38,6 @@ inline reference::Matrix float32_matrix(const std::vector<double>& v, long rows,
 // The larger of grad_x's and grad_y's relative L2 error, as the grid measures it.
 inline double gradient_error(const reference::Gradients& g, const reference::Gradients& want) {
   return std::max((g.x - want.x).norm() / want.x.norm(), (g.y - want.y).norm() / want.y.norm());
-}
-
-// A command-line number, whole and in [lo, hi] or refused with the parameter's name.
-inline long long parse_integer(const char* text, const char* name, long long lo, long long hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || v < lo || v > hi) {
-    std::fprintf(stderr, "%s must be an integer in [%lld, %lld], got '%s'\n", name, lo, hi, text);
-    std::exit(2);
-  }
-  return v;
-}
-
-// A command-line real number, finite and >= lo, or refused with the parameter's name.
-inline double parse_real(const char* text, const char* name, double lo = -HUGE_VAL) {
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(v) || v < lo) {
-    if (std::isfinite(lo)) {
-      std::fprintf(stderr, "%s must be a finite number >= %g, got '%s'\n", name, lo, text);
-    } else {
-      std::fprintf(stderr, "%s must be a finite number, got '%s'\n", name, text);
-    }
-    std::exit(2);
-  }
-  return v;
 }
 
 }  // namespace sdtw::kernels::bench
