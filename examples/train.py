@@ -42,7 +42,7 @@ class Denoiser(torch.nn.Module):
         return self.net(x.transpose(1, 2)).transpose(1, 2)
 
 
-def parse_arguments(description, batch_help=None):
+def parse_arguments(description, batch_help=None, ddp_options=False):
     """The training options (shared with train_ddp.py); returns them and `fused` (True/False/None)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -54,7 +54,16 @@ def parse_arguments(description, batch_help=None):
     parser.add_argument("--gamma", type=float, default=0.1)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
+    if ddp_options:
+        parser.add_argument("--warmup", type=int, default=0, help="untimed steps before the --steps timed ones")
+        parser.add_argument("--split-global-batch", action="store_true",
+                            help="every rank draws the whole batch and trains on its share of the rows")
+        parser.add_argument("--report", help="rank 0 writes step times and final parameters here (JSON)")
     args = parser.parse_args()
+    for name in ("steps", "batch", "length", "channels") + (("warmup",) if ddp_options else ()):
+        value = getattr(args, name)
+        if value < (0 if name == "warmup" else 1):
+            parser.error(f"--{name} must be {'>= 0' if name == 'warmup' else '>= 1'} (got {value})")
     return args, {"true": True, "false": False, "auto": None}[args.fused]
 
 

@@ -6,7 +6,12 @@ summary (eval loss of the same held-out batch as train.py).
 
     PYTHONPATH=torch/python torchrun --nproc_per_node 2 examples/train_ddp.py --device cpu
     PYTHONPATH=torch/python torchrun --nproc_per_node 8 examples/train_ddp.py --device cuda
+
+--split-global-batch draws one batch of nproc_per_node x --batch sequences on every rank (same seed)
+and gives each rank its rows, so a run matches one process with the whole batch. --warmup steps are
+left out of the timing; --report PATH (rank 0) writes the per-step times and the final parameters.
 """
+import json
 import os
 import time
 
@@ -19,7 +24,7 @@ from train import Denoiser, make_batch, parse_arguments
 
 
 def main():
-    args, fused = parse_arguments(__doc__, batch_help="sequences per process and step")
+    args, fused = parse_arguments(__doc__, batch_help="sequences per process and step", ddp_options=True)
 
     # torchrun sets RANK, LOCAL_RANK and WORLD_SIZE, and the rendezvous (env://).
     local_rank = int(os.environ["LOCAL_RANK"])
@@ -33,7 +38,9 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
 
     torch.manual_seed(args.seed)  # the same initial model everywhere (DDP also broadcasts rank 0's)
-    data_gen = torch.Generator().manual_seed(args.seed + rank)
+    data_gen = torch.Generator().manual_seed(args.seed if args.split_global_batch else args.seed + rank)
+    rows = slice(rank * args.batch, (rank + 1) * args.batch) if args.split_global_batch else slice(None)
+    drawn = world * args.batch if args.split_global_batch else args.batch
     model = DistributedDataParallel(Denoiser(args.channels).to(device),
                                     device_ids=[local_rank] if on_gpu else None)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -49,17 +56,22 @@ def main():
         dist.all_reduce(t)
         return t.item() / world
 
-    losses = []
+    losses, step_seconds = [], []
     start_eval = evaluate()
     begin = time.perf_counter()
-    for step in range(args.steps):
-        x, y = make_batch(args.batch, args.length, args.channels, data_gen, device)
-        loss = loss_fn(model(x), y)
+    for step in range(args.warmup + args.steps):
+        if step == args.warmup:
+            begin = time.perf_counter()
+        step_begin = time.perf_counter()
+        x, y = make_batch(drawn, args.length, args.channels, data_gen, device)
+        loss = loss_fn(model(x[rows]), y[rows])
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        losses.append(loss.item())
-        if rank == 0 and (step % 25 == 0 or step == args.steps - 1):
+        losses.append(loss.item())  # synchronises: the step's time below is the whole step
+        if step >= args.warmup:
+            step_seconds.append(time.perf_counter() - step_begin)
+        if rank == 0 and (step % 25 == 0 or step == args.warmup + args.steps - 1):
             print(f"step {step:4d}  loss (rank 0) {losses[-1]:.5f}", flush=True)
     if on_gpu:
         torch.cuda.synchronize()
@@ -71,6 +83,12 @@ def main():
         print(f"summary: device={args.device} processes={world} fused={args.fused} steps={args.steps} "
               f"batch={world}x{args.batch} train_loss first10={first:.5f} last10={last:.5f} "
               f"eval_loss start={start_eval:.5f} end={end_eval:.5f} time={elapsed:.2f}s", flush=True)
+        if args.report:
+            with open(args.report, "w") as f:
+                json.dump({"world": world, "batch_per_process": args.batch, "step_seconds": step_seconds,
+                           "elapsed_s": elapsed, "eval_loss_start": start_eval, "eval_loss_end": end_eval,
+                           "parameters": [p.detach().double().cpu().flatten().tolist()
+                                          for p in model.module.parameters()]}, f)
     dist.destroy_process_group()
 
 
