@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
       resume=latest
       if [ $# -gt 1 ] && [ -d "$2" ]; then resume=$2; shift; fi ;;
     --publish) publish=1 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' scripts/run.sh; exit 0 ;;
     *)
       if [ -z "$config" ] && [ ${#bench_args[@]} = 0 ] && [[ "$1" == *.yaml ]]; then
         [ -f "$1" ] || { echo "sdtw: run.sh: config '$1' does not exist" >&2; exit 2; }

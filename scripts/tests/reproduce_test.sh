@@ -127,6 +127,9 @@ for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv feature
 done
 [ "$(grep -cE '^[a-z-]+ +done ' "$work/all.txt")" = 10 ] || fail "all parts summary: $(tail -12 "$work/all.txt")"
 grep -q 'ERROR SUMMARY: 0 errors' "$work/out/sanitizer.txt" || fail "sanitizer summary: $(cat "$work/out/sanitizer.txt")"
-grep -q 'python3 -m baselines.originals --budget-seconds' "$log" || fail "originals command"
+grep -q 'python3 -m baselines.originals --config configs/originals-reproduce.yaml' "$log" || fail "originals command"
+grep -q 'python3 torch/bench/features.py --out .* --reps 2' "$log" || fail "features command"
+grep -q 'python3 paper/accuracy_grid.py --out .*accuracy-grid.csv kernels-grid=' "$log" || fail "accuracy grid command"
+grep -q 'sdtw_kernels_tests --gtest_filter=\*AccuracyGrid\*/2' "$log" || fail "known worst input not replayed"
 
 if [ $failures = 0 ]; then echo "reproduce.sh: all checks passed"; else exit 1; fi
