@@ -29,7 +29,8 @@ METHODS = {
                   "including what earlier points left)",
     PUBLISHED_METHOD: "as the seed paper published it (GPU not stated)",
     ORIGINALS_METHOD: "baselines/originals: the user's Python step, each implementation in a fresh "
-                      "process per grid (median of up to 20 steps; absolute peak and step memory)",
+                      "process per grid (median of the timed steps, their number in each row's reps; absolute peak and step "
+                      "memory)",
 }
 # "unfused" means one thing in the paper: the whole step (forward and backward) through a cost tensor.
 UNFUSED_MEANS = ("\"unfused\" is the whole training step computed through an explicit B x N x M cost tensor "

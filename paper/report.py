@@ -223,8 +223,8 @@ def claim_memory(results):
         ("Step memory (peak minus what was allocated just before the step), original / ours fused:", "step_mb",
          "step memory"),
         ("Absolute peak (`max_memory_allocated` from the point's start, inputs and workspaces included: the seed "
-         "paper's number), original / ours fused; at the smallest points fixed allocations (inputs, and a cuBLAS "
-         "workspace of 32 MiB on this GPU where a code runs matmuls) make most of a peak, so the largest of "
+         "paper's number), original / ours fused; at the smallest points fixed allocations (inputs, and cuBLAS "
+         "workspaces where a code runs matmuls) make most of a peak, so the largest of "
          "these ratios say little about the DP:",
          "peak_mb", "absolute peak")])
     extra = [] if results.originals.empty else ["tables/originals_step_memory.md", "tables/originals_peak_memory.md"]
