@@ -34,7 +34,7 @@ declare -A QUICK_MINUTES=([build]=0.2 [sweep]=1 [originals]=0.8 [step]=0.5 [feat
   [accuracy]=0.5 [gpu-tests]=0.5 [sanitizer]=0.3 [paper]=0.2)
 declare -A WHAT=(
   [build]="configure and build everything (Release, this GPU's CUDA architecture)"
-  [sweep]="sdtw-bench --sweep configs/paper.yaml (quick: configs/quick.yaml)"
+  [sweep]="sdtw-bench --sweep configs/paper.yaml (quick: configs/paper-quick.yaml)"
   [originals]="python3 -m baselines.originals, configs/originals-reproduce.yaml (quick: --quick)"
   [step]="torch/bench/step.py: the user's training step"
   [features]="torch/bench/features.py: cdist, barycenter (quick: --quick)"
@@ -43,7 +43,7 @@ declare -A WHAT=(
   [gpu-tests]="ctest -L gpu, summarised"
   [sanitizer]="compute-sanitizer memcheck, racecheck, synccheck on the kernel tests"
   [paper]="paper/make_paper.py: tables, figures, report.md and OUT/README.md")
-declare -A OUTPUTS=([build]="" [sweep]="paper.csv paper.json" [originals]="originals.csv originals.json"
+declare -A OUTPUTS=([build]="" [sweep]="paper.csv paper.json paper-quick.csv" [originals]="originals.csv originals.json"
   [step]="step.csv step.md" [features]="features.csv features.md" [kernels]="kernels.csv kernels.md"
   [accuracy]="grad-accuracy.csv accuracy-grid.csv accuracy.txt" [gpu-tests]="gpu-tests.txt"
   [sanitizer]="sanitizer.txt" [paper]="README.md")
@@ -97,7 +97,7 @@ part_build() {
 
 part_sweep() {
   local config=configs/paper.yaml fresh=()
-  [ "$QUICK" = 1 ] && config=configs/quick.yaml
+  [ "$QUICK" = 1 ] && config=configs/paper-quick.yaml
   [ "$FRESH" = 1 ] && fresh=(--fresh)
   "$BUILD/harness/sdtw-bench" --sweep "$config" --out "$OUT" "${fresh[@]}"
 }
@@ -184,7 +184,7 @@ part_sanitizer() {
 
 part_paper() {
   local sweep=paper
-  [ "$QUICK" = 1 ] && sweep=quick
+  [ "$QUICK" = 1 ] && sweep=paper-quick
   py paper/make_paper.py --results "$OUT" --sweep "$OUT/$sweep.csv" --out "$PAPER"
 }
 
@@ -313,5 +313,12 @@ for line in "${summary[@]}"; do
   IFS='|' read -r p status wall rows <<<"$line"
   printf '%-10s  %-18s  %7s  %6s\n' "$p" "$status" "$wall" "$rows"
 done
+# Files no part writes (an older layout, a one-off measurement) are not regenerated: name them.
+written=" README.md reproduce.tsv "
+for p in "${PARTS[@]}"; do
+  for f in ${OUTPUTS[$p]}; do written+="$f ${f%.csv}.json "; done
+done
+others=$(cd "$OUT" && for f in *; do if [ -f "$f" ] && [[ "$written" != *" $f "* ]]; then printf '%s ' "$f"; fi; done)
+[ -z "$others" ] || echo "reproduce.sh: in $OUT but written by no part, so not measured at this commit: $others" >&2
 [ $failed = 0 ] || { echo "reproduce.sh: a part did not finish: run the same command again to go on" >&2; exit 1; }
 echo "reproduce.sh: done; $OUT at commit ${COMMIT:0:7}"

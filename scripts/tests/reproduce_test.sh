@@ -118,9 +118,22 @@ grep -q 'sdtw-bench --sweep .*--fresh' "$log" || fail "another commit did not st
 SLEEP=5 SDTW_PART_LIMIT_S=1 COMMIT=fade333333 run slow "$work/bin" --part sweep
 [ $rc = 1 ] && [ "$(state sweep)" = timeout ] || fail "slow part: exit $rc, state $(state sweep)"
 
+# --quick: the small configs.
+rm -rf "$work/out"
+: >"$log"
+run quick "$work/bin" --quick --part sweep,originals,paper
+[ $rc = 0 ] || fail "--quick exits $rc: $(cat "$work/quick.txt")"
+grep -q 'sdtw-bench --sweep configs/paper-quick.yaml' "$log" || fail "--quick sweep: $(grep sdtw-bench "$log")"
+grep -q 'python3 -m baselines.originals --quick' "$log" || fail "--quick originals"
+grep -q "make_paper.py --results $work/out --sweep $work/out/paper-quick.csv" "$log" || fail "--quick paper"
+
 # Every part on the faked GPU: all done, their files written, a summary row each.
 rm -rf "$work/out"
+mkdir -p "$work/out"
+echo old >"$work/out/chain_probe.txt"
 run all "$work/bin"
+grep -q 'written by no part, so not measured at this commit: chain_probe.txt $' "$work/all.txt" ||
+  fail "a file no part writes was not named: $(tail -3 "$work/all.txt")"
 [ $rc = 0 ] || fail "all parts exit $rc: $(cat "$work/all.txt")"
 for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv features.csv kernels.csv gpu-tests.txt sanitizer.txt; do
   [ -s "$work/out/$f" ] || fail "all parts: $f not written"
