@@ -30,10 +30,16 @@ SHAPE = {"B": 1, "D": 8, "value_tol": 1e-5, "grad_tol": 1e-4}
 
 
 def parse(text, grid):
-    """The rows of one test output; the seed from its `[ seed ]` line ("" when it printed none)."""
-    seed = next((m.group(1) for m in map(SEED.match, text.splitlines()) if m), "")
-    rows = []
-    for m in filter(None, map(LINE.match, text.splitlines())):
+    """The rows of one test output, each with the seed of the `[ seed ]` line before it (each test of the
+    grid draws its own; "" before any)."""
+    seed, rows = "", []
+    for line in text.splitlines():
+        seeded = SEED.match(line)
+        if seeded:
+            seed = seeded.group(1)
+        m = LINE.match(line)
+        if not m:
+            continue
         n, gamma, value, own, end, cost = m.groups()
         ok = float(value) <= SHAPE["value_tol"] and float(own) <= SHAPE["grad_tol"]
         rows.append({"tool": "accuracy", "grid": grid, "impl": "ours", "api": "kernel", "mode": "fused",

@@ -132,8 +132,10 @@ part_kernels() {
     --csv "$OUT/kernels.csv" >"$OUT/kernels.md"
 }
 
-# The input known to give the largest end-to-end gradient error (N = 2048, the grid's third length):
-# the kernels' own error and the float32 cost's share are both reported there.
+# The accuracy grid draws a fresh seed per test unless told one: the published grid uses a fixed one,
+# then the input known to give the largest end-to-end gradient error (N = 2048, the grid's third
+# length), where the kernels' own error and the float32 cost's share are both reported.
+GRID_SEED=1
 KNOWN_WORST_SEED=899408978
 KNOWN_WORST_FILTER='*AccuracyGrid*/2'
 
@@ -141,11 +143,12 @@ part_accuracy() {
   local grid='*AccuracyGrid*' tests=$BUILD/kernels/tests/sdtw_kernels_tests rc=0
   [ "$QUICK" = 1 ] && grid='*AccuracyGrid*/0'
   "$BUILD/harness/sdtw-bench" check --accuracy-csv "$OUT/grad-accuracy.csv"
-  "$tests" --gtest_filter="$grid" | tee "$OUT/logs/accuracy_grid.txt" || rc=1
+  SDTW_TEST_SEED=$GRID_SEED "$tests" --gtest_filter="$grid" | tee "$OUT/logs/accuracy_grid.txt" || rc=1
   SDTW_TEST_SEED=$KNOWN_WORST_SEED "$tests" --gtest_filter="$KNOWN_WORST_FILTER" |
     tee "$OUT/logs/accuracy_worst.txt" || rc=1
   {
-    echo "# the kernels' accuracy grid (kernels/tests/accuracy_grid_test.cpp) at commit $COMMIT: --gtest_filter='$grid'," \
+    echo "# the kernels' accuracy grid (kernels/tests/accuracy_grid_test.cpp) at commit $COMMIT:" \
+      "SDTW_TEST_SEED=$GRID_SEED --gtest_filter='$grid'," \
       "then SDTW_TEST_SEED=$KNOWN_WORST_SEED --gtest_filter='$KNOWN_WORST_FILTER' (the known worst input)"
     grep -hE '^\[ (accuracy|seed +) \]|^\[  (PASSED|FAILED) ' "$OUT/logs/accuracy_grid.txt" "$OUT/logs/accuracy_worst.txt"
   } >"$OUT/accuracy.txt"

@@ -92,8 +92,10 @@ def test_figure_stamps_carry_stale(history, tmp_path):
     assert "STALE" not in figures.stamp_of(figures.all_figures(fresh)["length"])
 
 
-GRID_LOG = """[ seed     ] accuracy grid: 899408978
+GRID_LOG = """[ RUN      ] Lengths/AccuracyGrid.Float32GradientWithin1e4/1
+[ seed     ] accuracy grid: 17
 [ accuracy ] N=2048 gamma=1 value_rel=2.51e-08 grad_rel_l2=9.35e-06 (against the float64 cost 1.02e-05; the float32 cost alone moves the reference by 2.91e-06)
+[ seed     ] accuracy grid: 899408978
 [ accuracy ] N=2048 gamma=0.01 value_rel=6.08e-09 grad_rel_l2=5.31e-06 (against the float64 cost 0.000324, of which the float32 cost alone 0.000319)
 [ accuracy ] N=2048 gamma=0.001 value_rel=6.61e-09 grad_rel_l2=0.000131 (against the float64 cost 1.58e-05; the float32 cost alone moves the reference by 1.58e-05)
 [  PASSED  ] 1 test.
@@ -107,7 +109,7 @@ def test_accuracy_grid_lines_become_rows_of_the_schema(tmp_path):
     assert accuracy_grid.main(["--out", str(out), f"known-worst-input={log}"]) == 0
     rows, source = sources.read(out, tmp_path)
     assert list(rows.columns[:len(sources.COLUMNS)]) == sources.COLUMNS and source.tool == "accuracy"
-    assert list(rows["seed"]) == [899408978] * 3 and list(rows["N"]) == [2048] * 3
+    assert list(rows["seed"]) == [17, 899408978, 899408978] and list(rows["N"]) == [2048] * 3
     assert list(rows["grad_err"]) == [9.35e-06, 5.31e-06, 0.000131]
     assert list(rows["grad_err_end_to_end"]) == [1.02e-05, 0.000324, 1.58e-05]
     assert list(rows["grad_err_cost_only"]) == [2.91e-06, 0.000319, 1.58e-05]
