@@ -62,7 +62,7 @@ build_sdtw() {
       configure+=("-DCMAKE_CUDA_ARCHITECTURES=${cap/./}")
     fi
   fi
-  cmake --preset default -B "$dir" -DSDTW_PYTHON="$(command -v python3)" "${configure[@]}" >/dev/null
+  cmake --preset default -B "$dir" "${configure[@]}" >/dev/null
   local targets=()
   [ $# -gt 0 ] && targets=(--target "$@")
   cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
