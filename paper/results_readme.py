@@ -1,8 +1,10 @@
 """results/<gpu>/README.md from the folder's own files: each result file's tool, command, commit, date and
 GPU from its sidecar, its rows counted by disposition from the CSV, the other files by their first
-line, and scripts/reproduce.sh's record of its parts. Nothing in it is typed by hand."""
+line, and scripts/reproduce.sh's record of its parts. Nothing in it is typed by hand.
+    python3 paper/results_readme.py results/h100     # (make_paper.py writes it too)"""
 import csv
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -82,3 +84,11 @@ def write_readme(folder, path, repo):
     text = build(folder, repo)
     Path(path).write_text(text)
     return text
+
+
+if __name__ == "__main__":
+    folder = Path(sys.argv[1]) if len(sys.argv) == 2 else None
+    if folder is None or not folder.is_dir():
+        sys.exit("usage: results_readme.py RESULTS_FOLDER (an existing folder)")
+    write_readme(folder, folder / "README.md", Path(__file__).resolve().parent.parent)
+    print(f"results_readme: wrote {folder / 'README.md'}")

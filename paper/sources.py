@@ -6,8 +6,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 SCHEMA = "sdtw-results/1"
 # The columns every tool writes, in this order (SCHEMA.md); tools add their own after them.
 COLUMNS = ["tool", "grid", "impl", "api", "mode", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth",
@@ -116,6 +114,8 @@ def read_sidecar(csv_path):
 def read(csv_path, repo):
     """(rows, Source) of a result file of the schema: every common column present (by name), known
     dispositions, empty cells as NaN. Raises ValueError naming the file otherwise."""
+    import pandas as pd  # here: results_readme.py reads sidecars with any Python 3, pandas or not
+
     csv_path = Path(csv_path)
     rows = pd.read_csv(csv_path, keep_default_na=False, na_values=[""])
     missing = [c for c in COLUMNS if c not in rows.columns]

@@ -316,6 +316,10 @@ for line in "${summary[@]}"; do
   IFS='|' read -r p status wall rows <<<"$line"
   printf '%-10s  %-18s  %7s  %6s\n' "$p" "$status" "$wall" "$rows"
 done
+# The folder's README names every part's last record, this run's included.
+if [[ " ${parts[*]} " == *" paper "* ]]; then
+  py paper/results_readme.py "$OUT" || failed=1
+fi
 # Files no part writes (an older layout, a one-off measurement) are not regenerated: name them.
 written=" README.md reproduce.tsv "
 for p in "${PARTS[@]}"; do

@@ -140,6 +140,7 @@ for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv feature
 done
 [ "$(grep -cE '^[a-z-]+ +done ' "$work/all.txt")" = 10 ] || fail "all parts summary: $(tail -12 "$work/all.txt")"
 grep -q 'ERROR SUMMARY: 0 errors' "$work/out/sanitizer.txt" || fail "sanitizer summary: $(cat "$work/out/sanitizer.txt")"
+grep -q "python3 paper/results_readme.py $work/out" "$log" || fail "the results README was not rewritten at the end"
 grep -q 'python3 -m baselines.originals --config configs/originals-reproduce.yaml' "$log" || fail "originals command"
 grep -q 'python3 torch/bench/features.py --out .* --reps 2' "$log" || fail "features command"
 grep -q 'python3 paper/accuracy_grid.py --out .*accuracy-grid.csv kernels-grid=' "$log" || fail "accuracy grid command"
