@@ -91,6 +91,8 @@ def claim_length(results):
                 what = (f"fails at N = {', '.join(str(n) for n in sorted(set(bad['N'])))} but passes up to "
                         f"N = {passed_n.max()}")
             text.append(f"{label(impl)} ({first['gpu']}; {source}) {what}: {first['reason']}.")
+    if results.originals_rows is not None:
+        text += subsampled(results.originals_rows, originals_source(results))
     if not results.originals.empty:
         step = results.originals[results.originals["impl"].str.startswith("step:ours") & results.originals["ok"]]
         if len(step):

@@ -143,7 +143,8 @@ def write_originals(folder, commit="def5678" + "0" * 33):
             ours = impl == "ours"
             row = dict(grid="synthetic", impl=impl, mode=mode, api="module", device="cuda", dtype="float32", B=b, N=n,
                        M=n, D=d, gamma=1, disposition=disposition, message=message, reps=20 if ok else "",
-                       value_tol=1e-5 if ours else "", grad_tol=1e-4 if ours else "", method="python-step-fresh-process")
+                       value_tol=1e-5 if ours else "", grad_tol=1e-4 if ours else "", method="python-step-fresh-process",
+                       verified="1/2 pairs (subsample)" if n == SUBSAMPLED_N else "2/2 pairs")
             if ok:
                 row.update(step_peak_mb=originals_value(key, n, d, "step"), abs_peak_mb=originals_value(key, n, d, "abs"),
                            time_ms_median=originals_value(key, n, d, "ms"), value_err=1e-6,

@@ -467,7 +467,10 @@ def test_synthetic_claims_say_seeds_worst_input_subsample_modes_and_tolerance(sy
     line = next(l for l in report.splitlines() if "`known-worst-input`" in l)
     assert f"seed {synthetic.WORST_SEED}" in line and f"{worst['end']:.3g}" in line and f"{worst['own']:.3g}" in line
     assert f"N = {worst['N']}, gamma = {worst['gamma']:g}" in line
-    assert f"B=2 N={synthetic.SUBSAMPLED_N} D=4: 1/2 pairs (subsample)" in report
+    subsample = [l for l in report.splitlines() if l.startswith("- Verified on a subsample of the pairs")]
+    assert len(subsample) == 2 and all(f"B=2 N={synthetic.SUBSAMPLED_N} D=4: 1/2 pairs (subsample)" in l
+                                       for l in subsample)
+    assert "`paper.csv`" in subsample[0] and "`originals.csv`" in subsample[1]
     assert "in its default fused mode" in report and "in its unfused mode" in report
     unfused = [float(r["time_ms_median"]) for r in features_rows(folder, "barycenter", "sdtw-cuda-torch", "unfused")]
     ours = [float(r["time_ms_median"]) for r in features_rows(folder, "barycenter") if r["time_ms_median"]]
