@@ -195,22 +195,35 @@ def originals_points(csv_path, repo=ROOT):
 
 FEATURE_KINDS = ("cdist", "barycenter", "kmeans")
 # The column prefix of each implementation in the wide table of features: ours, and softdtw-cuda-torch's
-# barycenter in its default (fused) and its unfused mode.
+# barycenter in its default (fused) and its unfused mode. A file may give the baselines as rows of their
+# own (impl and mode) or, as features.py does, in prefixed columns of ours' row (FEATURE_COLUMNS).
 FEATURE_PREFIX = {"ours": "", "sdtw_cuda_torch_fused": "baseline_", "sdtw_cuda_torch": "baseline_",
                   "sdtw_cuda_torch_unfused": "unfused_"}
+FEATURE_COLUMNS = {"baseline_": "baseline_", "unfused_": "baseline_unfused_"}
 BASELINES = ("baseline_", "unfused_")
 
 
 def _extra(row, column):
     value = row.get(column)
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) or value == "" else value
+
+
+def _measured(r, src=""):
+    """One implementation's measurement in a features row: its own columns (src "") or a baseline's."""
+    iterations = _extra(r, "iterations")
+    ms = _extra(r, src + "time_ms_median")
+    per_iter = _extra(r, src + "ms_per_iter")
+    if per_iter is None and ms is not None:
+        per_iter = ms / iterations if iterations else ms
+    return {"disposition": str(r[src + "disposition"]), "message": str(_extra(r, src + "message") or ""), "ms": ms,
+            "ms_per_iter": per_iter, "objective": _extra(r, src + "objective")}
 
 
 def load_features(csv_path, repo=ROOT):
-    """torch/bench/features.py's rows, one per implementation and point, as one wide row per (kind, B, N, D):
-    ours' columns bare, softdtw-cuda-torch's fused with "baseline_" and unfused with "unfused_" before them,
-    each with ok / reason, and per baseline the time ratio and objective difference to ours.
-    (None, None) when the file is absent or has no row."""
+    """torch/bench/features.py's rows as one wide row per (kind, B, N, D): ours' columns bare,
+    softdtw-cuda-torch's fused with "baseline_" and unfused with "unfused_" before them, each with ok /
+    reason, and per baseline the time ratio and objective difference to ours (computed here, both from one
+    row). (None, None) when the file is absent, (None, Source) when it has no row."""
     if not Path(csv_path).exists():
         return None, None
     df, source = read(csv_path, repo)
@@ -224,21 +237,23 @@ def load_features(csv_path, repo=ROOT):
         who = "ours" if who.startswith("ours") else who
         if who not in FEATURE_PREFIX:
             continue
-        p = FEATURE_PREFIX[who]
         row = wide.setdefault((kind, r["B"], r["N"], r["D"]), {
             "kind": kind, "B": r["B"], "B1": r["B"], "B2": _extra(r, "B2") or r["B"], "N": r["N"], "D": r["D"],
             "gamma": r["gamma"], "reps": r["reps"], "iterations": _extra(r, "iterations"), "lr": _extra(r, "lr"),
             "method": _extra(r, "method") or ("cuda-events" if r["device"] == "cuda" else "wall-clock"),
             "target": "", "target_met": "", "verified": ""})
-        ok = r["disposition"] == "passed"
-        ms = r["time_ms_median"]
-        iterations = _extra(r, "iterations")
-        row.update({p + "disposition": r["disposition"], p + "error": r["message"], p + "ok": ok,
-                    p + "reason": "" if ok else _reason(r["disposition"], r["message"]), p + "ms": ms,
-                    p + "ms_per_iter": _extra(r, "ms_per_iter") or (ms / iterations if iterations else ms),
-                    p + "objective": _extra(r, "objective")})
-        if p == "":
-            pairs = _extra(r, "pairs_per_s") or row["B1"] * row["B2"] / (ms / 1e3)
+        found = {FEATURE_PREFIX[who]: _measured(r)}
+        if who == "ours":
+            found.update({p: _measured(r, src) for p, src in FEATURE_COLUMNS.items()
+                          if _extra(r, src + "disposition") is not None})
+        for p, m in found.items():
+            ok = m["disposition"] == "passed"
+            row.update({p + "disposition": m["disposition"], p + "error": m["message"], p + "ok": ok,
+                        p + "reason": "" if ok else _reason(m["disposition"], m["message"]), p + "ms": m["ms"],
+                        p + "ms_per_iter": m["ms_per_iter"], p + "objective": m["objective"]})
+        if who == "ours":
+            ms = r["time_ms_median"]
+            pairs = _extra(r, "pairs_per_s") or (row["B1"] * row["B2"] / (ms / 1e3) if ms == ms else math.nan)
             row.update(p10_ms=r["time_ms_p10"], p90_ms=r["time_ms_p90"], pairs_per_s=pairs, value_err=r["value_err"],
                        value_tol=r["value_tol"], verified=r["verified"], target=str(_extra(r, "target") or ""),
                        target_met=str(_extra(r, "target_met") or ""))
@@ -251,7 +266,7 @@ def load_features(csv_path, repo=ROOT):
             out[column] = out[column].fillna(default) if column in out.columns else default
         out[p + "ok"] = out[p + "ok"].astype(bool)
         both = out["ok"] & out[p + "ok"]
-        out[p + "ratio"] = (out[p + "ms_per_iter"] / out["ms_per_iter"]).where(both)
+        out[p + "ratio"] = (out[p + "ms_per_iter"].astype(float) / out["ms_per_iter"].astype(float)).where(both)
         base = out[p + "objective"].astype(float)
         out[p + "objective_rel_diff"] = ((out["objective"].astype(float) - base).abs() / base.abs()).where(both)
     for column in ("reps", "B1", "B2", "B", "N", "D", "iterations"):

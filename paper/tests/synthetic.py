@@ -206,3 +206,28 @@ def features_rows():
 def write_features(folder, commit=FEATURES_COMMIT):
     return write_file(folder / "features.csv", "features", features_rows(), commit, gpu=FEATURES_GPU,
                       extras=("B2", "iterations", "lr", "objective", "target", "target_met", "method"))
+
+
+# features.py's own layout: one row per point, ours' columns, then softdtw-cuda-torch's barycenter in
+# prefixed columns of the same row (its default fused mode as baseline_, its unfused as baseline_unfused_).
+WIDE_PREFIX = {"fused": "baseline_", "unfused": "baseline_unfused_"}
+WIDE_FIELDS = ("disposition", "message", "time_ms_median", "objective")
+
+
+def features_rows_wide():
+    rows = {}
+    for r in features_rows():
+        key = (r["grid"], r["B"], r["N"], r["D"])
+        if not r["mode"]:
+            rows[key] = dict(r, grid="default", mode=r["grid"]) | rows.get(key, {})
+        else:
+            p = WIDE_PREFIX[r["mode"]]
+            rows.setdefault(key, {}).update({p + f: r.get(f, "") for f in WIDE_FIELDS})
+    return list(rows.values())
+
+
+def write_features_wide(folder, commit=FEATURES_COMMIT):
+    extras = ["B2", "iterations", "lr", "objective", "target", "target_met", "method"]
+    extras += [p + f for p in WIDE_PREFIX.values() for f in WIDE_FIELDS]
+    return write_file(folder / "features.csv", "features", features_rows_wide(), commit, gpu=FEATURES_GPU,
+                      extras=extras)

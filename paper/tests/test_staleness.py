@@ -128,3 +128,20 @@ def test_an_old_layout_file_is_refused_by_name(tmp_path):
         csv.writer(f).writerows([["point", "impl", "peak_mb"], [0, "ours_fused", 1.0]])
     with pytest.raises(ValueError, match=r"old.csv: not a sdtw-results/1 file: missing columns \['tool'"):
         sources.read(path, tmp_path)
+
+
+def test_features_read_alike_in_rows_or_in_prefixed_columns(tmp_path):
+    """softdtw-cuda-torch's barycenter as rows of its own, or in baseline_ / baseline_unfused_ columns of
+    ours' row (features.py's layout): the paper reads the same table from both."""
+    import data
+    (tmp_path / "long").mkdir()
+    (tmp_path / "wide").mkdir()
+    long, _ = data.load_features(synthetic.write_features(tmp_path / "long"), tmp_path)
+    wide, _ = data.load_features(synthetic.write_features_wide(tmp_path / "wide"), tmp_path)
+    columns = ["kind", "B", "N", "D", "ok", "reason", "ms", "ms_per_iter", "pairs_per_s", "target"]
+    columns += [p + c for p in data.BASELINES for c in ("ok", "reason", "ms_per_iter", "ratio", "objective_rel_diff")]
+    key = ["kind", "B", "N", "D"]
+    long, wide = (f.sort_values(key).reset_index(drop=True)[columns] for f in (long, wide))
+    assert long.equals(wide), (long.compare(wide) if long.shape == wide.shape else (long.shape, wide.shape))
+    bary = wide[wide["kind"] == "barycenter"]
+    assert bary["unfused_ok"].all() and bary["unfused_ratio"].notna().sum() == bary["ok"].sum()
