@@ -13,7 +13,7 @@ from sources import implementation, read
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "torch/bench"))
-from features_report import method_text as features_method  # noqa: E402  (features.md's words, one source)
+from features_report import method_text  # noqa: E402  (features.md's words, one source)
 from features_report import OBJECTIVE_REL_MAX, met_word  # noqa: E402,F401  (features.py's limit and verdicts)
 PUBLISHED_GPU = "GPU not stated"
 POINT_COLUMNS = ["impl", "source", "method", "gpu", "file", "B", "N", "D", "ms", "peak_mb", "step_mb", "ok", "reason"]
@@ -412,9 +412,18 @@ class Results:
     def features_stamp(self):
         return self.features_source.stamp()
 
+    def features_method(self, kind):
+        """features.py's own words for how it measured kind, from its sidecar (its timer and reps) or, in a
+        file whose sidecar has neither, from its first row."""
+        first = dict(self.features.iloc[0])
+        meta = dict(self.features_source.metadata)
+        meta.setdefault("timer", first["method"])
+        meta["method"] = meta["timer"]
+        meta.setdefault("reps", first["reps"])
+        return method_text(meta, (kind,))
+
     def features_source_text(self, kind):
         """The file, where and when it ran, and how it measured kind: what a claim from it states beside it."""
         s = self.features_source
-        first = self.features.iloc[0]
         return (f"`{s.name}` ({s.gpu}, {s.commit_text()}, {s.date}; torch/bench/features.py). "
-                f"Method: {features_method(first, (kind,))}")
+                f"Method: {self.features_method(kind)}")

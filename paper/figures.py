@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FormatStrFormatter, FuncFormatter, LogLocator, NullFormatter, ScalarFormatter
 
-from data import (METHODS, OBJECTIVE_REL_MAX, PEERS_METHOD, SWEEP_METHOD, features_method, label, met_word,
+from data import (METHODS, OBJECTIVE_REL_MAX, PEERS_METHOD, SWEEP_METHOD, label, met_word,
                   objectives_agree, objectives_apart, point_ratio)
 
 # One colour per implementation, whoever measured it.
@@ -429,7 +429,7 @@ def cdist_throughput(results):
         targets.append(f"B1 = B2 = {r.B1}, N = {r.N}, D = {r.D}: target {r.target}, {measured}, {verdict}")
     log_axes(ax, xs, "sequence length N = M", "pairs per second")
     caption = (f"cdist_soft_dtw(X, Y) of B1 x B2 pairs, values only, float32, gamma = {rows['gamma'].iloc[0]:g}. "
-               f"Method: {features_method(rows.iloc[0], ('cdist',))} Circled, the issue's target point"
+               f"Method: {results.features_method('cdist')} Circled, the issue's target point"
                + (f" ({'; '.join(targets)})" if targets else " (not in this run)") + ". " + gaps.caption())
     return finish(fig, axes, "Pairwise soft-DTW (cdist): pairs per second against length", results.features_stamp(),
                   caption, legend)
@@ -464,7 +464,7 @@ def barycenter_speed(results):
                "softdtw-cuda-torch / ours per iteration (f: fused, u: unfused), where the two objectives agree "
                f"(relative difference <= {OBJECTIVE_REL_MAX:g})"
                + (" (no ratio where they differ: " + "; ".join(apart) + ")" if apart else "")
-               + f". Method: {features_method(first, ('barycenter',))} " + gaps.caption())
+               + f". Method: {results.features_method('barycenter')} " + gaps.caption())
     return finish(fig, axes, "Barycenter: time per iteration, ours and softdtw-cuda-torch (both modes)",
                   results.features_stamp(), caption, list(BARYCENTER_IMPLS))
 
