@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Rebuilds every table, figure and the report of the paper from results/:
-    python3 paper/make_paper.py [--sweep results/h100/paper.csv] [--accuracy ...] [--published ...]
-                                [--originals results/h100/originals.csv] [--features results/h100/features.csv]
-                                [--out paper]"""
+"""Rebuilds every table, figure and the report of the paper from one results folder, and that folder's
+README.md from its files' sidecars; prints each source file's commit and marks any measured before the
+last change of kernels/src, torch/src or torch/python as STALE:
+    python3 paper/make_paper.py [--results results/h100] [--sweep FILE] [--accuracy FILE]
+                                [--accuracy-grid FILE] [--originals FILE] [--features FILE]
+                                [--published results/published] [--out paper] [--readme FILE|none]"""
 import argparse
 import os
 import sys
@@ -23,7 +25,12 @@ matplotlib.use("Agg")  # files only; the notebook keeps its inline backend
 from data import ROOT, Results  # noqa: E402
 from figures import write_figures  # noqa: E402
 from report import write_report  # noqa: E402
+from results_readme import write_readme  # noqa: E402
 from tables import write_tables  # noqa: E402
+
+# The files of a results folder the paper reads (option, file name).
+FILES = {"sweep": "paper.csv", "accuracy": "grad-accuracy.csv", "accuracy_grid": "accuracy-grid.csv",
+         "originals": "originals.csv", "features": "features.csv"}
 
 
 def shown(path):
@@ -35,26 +42,45 @@ def shown(path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sweep", default=ROOT / "results/h100/paper.csv", help="sdtw-bench sweep CSV (.json beside it)")
-    ap.add_argument("--accuracy", default=ROOT / "results/h100/grad-accuracy.csv",
-                    help="sdtw-bench check --accuracy-csv output; 'none' to leave the gradient figure out")
+    ap.add_argument("--results", type=Path, default=ROOT / "results/h100",
+                    help="the results folder; each file below defaults to its name there")
+    ap.add_argument("--sweep", help="sdtw-bench sweep CSV (.json beside it); default RESULTS/paper.csv")
+    ap.add_argument("--accuracy", help="sdtw-bench check --accuracy-csv output; 'none' leaves the gradient figure out")
+    ap.add_argument("--accuracy-grid", help="the kernels' accuracy grid as CSV (paper/accuracy_grid.py)")
+    ap.add_argument("--originals", help="baselines/originals output; when absent, the report says so and claims no "
+                                        "ratio against the originals")
+    ap.add_argument("--features", help="torch/bench/features.py output; when absent, the report says so")
     ap.add_argument("--published", default=ROOT / "results/published", help="published and re-measured peers")
-    ap.add_argument("--originals", default=ROOT / "results/h100/originals.csv",
-                    help="baselines/originals output (the original codes and ours, one method); "
-                         "when absent, the report says so and claims no ratio against the originals")
-    ap.add_argument("--features", default=ROOT / "results/h100/features.csv",
-                    help="torch/bench/features.py output (cdist and barycenter); when absent, the report says so")
     ap.add_argument("--out", default=ROOT / "paper", help="writes tables/, figures/ and report.md here")
+    ap.add_argument("--readme", help="the results folder's README.md, written from its sidecars "
+                                     "(default RESULTS/README.md; 'none' writes none)")
+    ap.add_argument("--repo", type=Path, default=ROOT, help="the git repository whose history judges staleness")
     args = ap.parse_args(argv)
-    accuracy = None if str(args.accuracy) == "none" else args.accuracy
-    results = Results(args.sweep, accuracy, args.published, args.originals, args.features)
+    paths = {}
+    for option, name in FILES.items():
+        given = getattr(args, option)
+        paths[option] = None if given == "none" else Path(given) if given else args.results / name
+    if not paths["sweep"].exists():
+        ap.error(f"--sweep: {paths['sweep']} does not exist (scripts/reproduce.sh --part sweep writes it)")
+    optional = {k: p if p is not None and p.exists() else None for k, p in paths.items()}
+    results = Results(paths["sweep"], optional["accuracy"], args.published, paths["originals"], paths["features"],
+                      optional["accuracy_grid"], repo=args.repo)
+    for s in results.sources:
+        print(f"paper: {shown(s.path)}: {s.tool or '?'} at {s.commit_text()} on {s.date}"
+              + (f" ({s.why_stale})" if s.stale else ""))
     out = Path(args.out)
     tables = write_tables(results, out / "tables")
     captions = write_figures(results, out / "figures")
-    optional = [p if Path(p).exists() else None for p in (args.originals, args.features)]
-    sources = [shown(p) for p in [args.sweep, accuracy, args.published] + optional if p is not None]
-    write_report(results, tables, captions, sources, out / "report.md")
-    print(f"paper: {len(tables)} tables, {len(captions)} figures and report.md under {shown(out)}")
+    given = [paths["sweep"], optional["accuracy"], optional["accuracy_grid"], args.published, optional["originals"],
+             optional["features"]]
+    write_report(results, tables, captions, [shown(p) for p in given if p is not None], out / "report.md")
+    readme = None if args.readme == "none" else Path(args.readme) if args.readme else args.results / "README.md"
+    if readme is not None:
+        write_readme(args.results, readme, args.repo)
+    stale = sum(s.stale for s in results.sources)
+    print(f"paper: {len(tables)} tables, {len(captions)} figures and report.md under {shown(out)}"
+          + (f"; {stale} source file(s) STALE" if stale else "; no source file stale")
+          + (f"; {shown(readme)}" if readme is not None else ""))
 
 
 if __name__ == "__main__":

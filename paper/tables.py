@@ -94,9 +94,11 @@ def main_table(results):
         pct = saving if isinstance(saving, Missing) else 100.0 * saving / mbs[0]
         rows.append([b, n, d] + mbs + mss + [saving, pct])
 
-    caption = (f"Peak memory (MB) and runtime (ms) of forward + backward, float32, gamma = {results.setting['gamma']}, "
+    caption = (f"Absolute peak memory (MB) and runtime (ms) of forward + backward, float32, "
+               f"gamma = {results.setting['gamma']}, from {results.sweep_csv.name} "
                f"on {results.meta['gpu']} (commit {results.meta['commit']}, {results.meta['date']}). "
-               "Maghoumi = our reimplementation of Maghoumi's scheme; unfused / fused = ours. "
+               "Maghoumi = our reimplementation of Maghoumi's scheme; unfused / fused = ours (unfused: the whole step "
+               "through a cost tensor). "
                "Fused saving = Maghoumi MB - fused MB, and that as % of Maghoumi MB.")
     notes = notes_for(rows, columns, keys)
     return Table("main", caption, columns, rows, notes)
@@ -172,13 +174,13 @@ def originals_table(results, field):
         v, why = point_ratio(pts, "step:sdtw_cuda_torch_fused", "step:ours_fused", bnd, field)
         row += [v if v is not None else missing(why), _fastest(pts, bnd, field, originals)]
         rows.append(row)
-    m = results.originals_meta
+    m = results.originals_source
     what = {"ms": "Median step time (ms)", "step_mb": "Step memory (MB: peak minus what was allocated just before "
             "the step)", "peak_mb": "Absolute peak memory (MB: max_memory_allocated from the point's start, the seed "
             "paper's number)"}[field]
     method = METHODS.get(results.originals["method"].iloc[0], results.originals["method"].iloc[0])
     caption = (f"{what}, forward + backward of sum(sdtw(x, y)), float32, every implementation measured one way "
-               f"({method}) on {m['gpu']} (commit {m['commit']}, {m['date']}, {results.originals_csv.name}). "
+               f"({method}) on {m.gpu} ({m.commit_text()}, {m.date}, {m.name}). "
                f"Ratios: that implementation / ours fused, both from this file; {best} original = the {best} of "
                "the four original codes that ran at that point.")
     name = {"ms": "originals_runtime", "step_mb": "originals_step_memory", "peak_mb": "originals_peak_memory"}[field]

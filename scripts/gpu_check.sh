@@ -7,7 +7,9 @@
 # SDTW_BENCH_REPS sets the benchmark repetitions; SDTW_NCU=<benchmark filter> profiles with ncu;
 # SDTW_GIT_COMMIT (and SDTW_GIT_DIRTY) name the commit where the copy's .git is missing or stale.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=scripts/common.sh
+source scripts/common.sh
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 skip=""
@@ -57,15 +59,8 @@ if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
   done
 fi
 if [ -n "${SDTW_SANITIZE:-}" ] && [ -x build-gpu/kernels/tests/sdtw_kernels_tests ]; then
-  # Agreement cases 0, 3, 4, 7, 9 (N = M = 1, 32 x 32, 33 x 31, per-pair lengths, 257 x 130; both
-  # modes and dtypes), the launch tests (repeats, graph capture), the cost tensor, and the
-  # values-only forward at 1 x 1, 32 x 32, per-pair lengths and with pair indices.
-  filter='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*:Shapes/ValuesOnly.*/0:Shapes/ValuesOnly.*/3:Shapes/ValuesOnly.*/6:ValuesOnly.PairIndicesGiveTheGatheredPairs'
-  for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 build-gpu/kernels/tests/sdtw_kernels_tests \
-      --gtest_filter="$filter" >"$out/sanitizer_$tool.txt" 2>&1
-    summary+=("compute-sanitizer $tool: exit $? $(grep -hE 'PASSED|FAILED|ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$tool.txt" | tr '\n' ' ')")
-  done
+  while IFS= read -r line; do summary+=("$line"); done < <(sanitize build-gpu/kernels/tests/sdtw_kernels_tests "$out" \
+    "$SANITIZER_FILTER" memcheck racecheck synccheck || true)
 fi
 echo "---- failed tests"; grep -E "^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess)" "$out/ctest.log" | head -30
 echo "---- accuracy"; cat "$out/accuracy.txt"
