@@ -65,7 +65,8 @@ def build(folder, repo):
                      f"`{source.short}`{' (modified tree)' if source.dirty else ''}{' **STALE**' if source.stale else ''}"
                      f" | {source.date} | {_cell(source.gpu)} | `{_cell(source.command)}` |")
     listed = {p.name for p, _ in files} | {p.with_suffix(".json").name for p, _ in files} | {"README.md", "reproduce.tsv"}
-    others = [p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in listed]
+    # A writer's lock file (<file>.csv.lock) holds no result.
+    others = [p for p in sorted(folder.iterdir()) if p.is_file() and p.name not in listed and p.suffix != ".lock"]
     if others:
         lines += ["", "Other files (their first line says what they are):", ""]
         for p in others:

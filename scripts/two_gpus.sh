@@ -56,4 +56,5 @@ echo "two_gpus.sh: $config on one GPU and on all"
 python3 harness/bench/sweep_gpus.py --bench "$build/harness/sdtw-bench" --config "$config" --out "$out" || status=1
 rm -rf "$out"/sweep-gpus-*/*.workers
 python3 paper/results_readme.py "$out" || status=1
+python3 paper/multi_gpu_summary.py "$out" || status=1
 exit $status
