@@ -253,7 +253,7 @@ def load_accuracy(csv_path):
 
 
 def load_peer_accuracy(csv_path):
-    """DESIGN.md section 3 as CSV (impl,N,gamma,grad_err,note): the peers' gradient error."""
+    """docs/DESIGN.md §3.1 as CSV (impl,N,gamma,grad_err,note): the peers' gradient error."""
     df = pd.read_csv(csv_path)
     _require(df, ["impl", "N", "gamma", "grad_err", "note"], csv_path)
     df["impl"] = "peer:" + df["impl"]

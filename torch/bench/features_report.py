@@ -1,5 +1,5 @@
 """features.md from the rows of features.csv: cdist throughput, barycenter time per iteration against
-softdtw-cuda-torch, issue 14's targets with met or not met, and how it was all measured.
+softdtw-cuda-torch, the features' targets with met or not met, and how it was all measured.
 
     python3 torch/bench/features_report.py results/h100/features.csv > results/h100/features.md
 """
