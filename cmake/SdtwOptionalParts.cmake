@@ -45,3 +45,14 @@ function(sdtw_add_gtest target label)
     PROPERTIES LABELS ${label} SKIP_REGULAR_EXPRESSION "SKIPPED"
     DISCOVERY_TIMEOUT 120)
 endfunction()
+
+# The same test binary on fresh seeds (SDTW_FRESH_SEEDS=1), three processes in a row, as one ctest
+# entry <target>_fresh_seeds with labels `label` and fuzz; the default entries run on fixed seeds.
+# filter: the gtest filter of the tests that draw seeds.
+function(sdtw_add_fresh_seed_test target label filter)
+  add_test(NAME ${target}_fresh_seeds
+    COMMAND bash -c "for run in 1 2 3; do \"$0\" --gtest_filter=\"$1\" || exit 1; done"
+            $<TARGET_FILE:${target}> ${filter})
+  set_tests_properties(${target}_fresh_seeds PROPERTIES LABELS "${label};fuzz" ENVIRONMENT SDTW_FRESH_SEEDS=1
+    SKIP_REGULAR_EXPRESSION "SKIPPED" TIMEOUT 300)
+endfunction()

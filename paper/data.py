@@ -308,7 +308,7 @@ def load_accuracy_grid(csv_path, repo=ROOT):
 
 
 def load_peer_accuracy(csv_path):
-    """DESIGN.md section 3 as CSV (impl,N,gamma,grad_err,note): the peers' gradient error."""
+    """docs/DESIGN.md §3.1 as CSV (impl,N,gamma,grad_err,note): the peers' gradient error."""
     df = pd.read_csv(csv_path)
     _require(df, ["impl", "N", "gamma", "grad_err", "note"], csv_path)
     df["impl"] = "peer:" + df["impl"]

@@ -9,7 +9,7 @@ import torch
 
 REFERENCE = "sdtw_torch on the CPU in float64 (the Eigen reference of reference/), same inputs cast to float64"
 # Ours in float32 is held to the project's accuracy target (sdtw-bench's tolerance); the originals'
-# errors are recorded, not judged (DESIGN.md section 3): they fail only on a non-finite result.
+# errors are recorded, not judged (docs/DESIGN.md §3.1): they fail only on a non-finite result.
 OURS_TOLERANCE = {"value_tol": 1e-5, "grad_tol": 1e-4}
 
 

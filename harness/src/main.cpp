@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &crash, nullptr);
   die_with_parent_if_worker();
   CLI::App app{
-      "sdtw-bench: soft-DTW sweeps (forward + backward timed as in DESIGN.md section 5, verified against the "
+      "sdtw-bench: soft-DTW sweeps (forward + backward timed as in docs/DESIGN.md §5, verified against the "
       "float64 reference), checks, profiling and result comparison.\n"
       "Main use: sdtw-bench --sweep configs/paper.yaml"};
   app.require_subcommand(0, 1);

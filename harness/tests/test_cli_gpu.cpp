@@ -114,7 +114,7 @@ TEST_F(BenchGpu, EvalOnCudaMatchesCpu) {
   }
 }
 
-// Issue 16 item 14 on the GPU: the dry-run estimate against the allocator's measured peak, for
+// On the GPU: the dry-run estimate against the allocator's measured peak, for
 // each implementation, both dtypes, a band and a divergence; and a point far over the device's
 // memory is out_of_memory with its estimate before allocating.
 TEST_F(BenchGpu, PeakEstimateMatchesMeasuredPeak) {
@@ -161,7 +161,7 @@ TEST_F(BenchGpu, PeakEstimateMatchesMeasuredPeak) {
   std::cout << ratios;
 }
 
-// Issue 18: `--gpus all` (one worker per GPU, here maybe one) gives the rows of a plain sweep,
+// `--gpus all` (one worker per GPU, here maybe one) gives the rows of a plain sweep,
 // each naming its GPU.
 TEST_F(BenchGpu, GpusAllGivesTheRowsOfAPlainSweep) {
   if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";

@@ -1,4 +1,4 @@
-// Issue 16, end to end on the CPU: bad arguments are clear errors (no C++ backtrace, nonzero
+// End to end on the CPU: bad arguments are clear errors (no C++ backtrace, nonzero
 // exit), eval's bandwidth 0 means no band, a point larger than the machine is out_of_memory
 // before anything is allocated, and a second sweep into the same files is refused.
 #include <gtest/gtest.h>
@@ -90,8 +90,8 @@ TEST_F(BenchCli, UnknownImplAndNegativeLimitAreRejected) {
   EXPECT_EQ(bench("sweep " + cfg + " --out " + p("r") + " --limit 0 --no-table"), 0) << out;
 }
 
-// Issue 16 item 13 through the CLI: the 1e8-point range fails at once, and the process never
-// grows (the old parser reached 7 GB).
+// Through the CLI: the 1e8-point range fails at once, and the process never grows (a parser that
+// expands first would reach 7 GB).
 TEST_F(BenchCli, HugeSweepIsRefusedWithoutGrowing) {
   std::ofstream(p("huge.yaml")) << "grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 1, to: 100000000, step: 1}\n"
                                    "    D: 1\n";
@@ -109,7 +109,7 @@ TEST_F(BenchCli, HugeSweepIsRefusedWithoutGrowing) {
       << err;
 }
 
-// Issue 16 item 14: --dry-run shows each point's predicted peak; a point far larger than the
+// --dry-run shows each point's predicted peak; a point far larger than the
 // machine is out_of_memory with its estimate, at once and without allocating.
 TEST_F(BenchCli, PeakEstimatesAndOutOfMemoryBeforeAllocating) {
   std::ofstream(p("big.yaml")) << "name: big\nsettings:\n  reps: 1\n  verify: false\ngrids:\n"
@@ -184,7 +184,7 @@ TEST_F(BenchCli, HostEstimateMatchesMeasuredPeak) {
   }
 }
 
-// Issue 16 item 15: a second sweep into the same --out while the first runs exits nonzero naming
+// A second sweep into the same --out while the first runs exits nonzero naming
 // the first (pid, host, start time), and leaves the first's file intact.
 TEST_F(BenchCli, SecondSweepIntoTheSameOutIsRefused) {
   std::ofstream(p("slow.yaml")) << "name: slow\nsettings:\n  reps: 2\ngrids:\n  - impl: reference_cpu\n"

@@ -186,8 +186,8 @@ TEST(BenchConfig, FileErrorsNameThePath) {
   }
 }
 
-// Issue 16 item 13: a range of 1e8 values is refused at its key before any value is built (the
-// old parser materialised every one: 7 GB), and so is a grid whose product is over the limit.
+// A range of 1e8 values is refused at its key before any value is built (a parser that expands
+// first would need 7 GB), and so is a grid whose product is over the limit.
 TEST(BenchConfig, HugeRangesAndGridsAreRefusedBeforeExpanding) {
   const auto t0 = std::chrono::steady_clock::now();
   auto msg = expect_error("grids:\n  - impl: reference_cpu\n    B: 1\n    N: {from: 1, to: 100000000, step: 1}\n    D: 1\n",
@@ -221,7 +221,7 @@ TEST(BenchConfig, HugeRangesAndGridsAreRefusedBeforeExpanding) {
   EXPECT_EQ(step.points.back().n, 9223372036854775805);
 }
 
-// Issue 16 item 10: bandwidth 0 means no band, as in sdtw_torch and softdtw-cuda-torch.
+// bandwidth 0 means no band, as in sdtw_torch and softdtw-cuda-torch.
 TEST(BenchConfig, BandwidthZeroMeansNoBand) {
   const auto cfg = parse_config("grids:\n  - impl: reference_cpu\n    B: 1\n    N: 8\n    M: 12\n    D: 1\n"
                                 "    bandwidth: [0, null, 4]\n",

@@ -240,7 +240,7 @@ TEST(BenchSweep, ParseShard) {
   EXPECT_THROW(parse_shard("a/b"), std::invalid_argument);
 }
 
-// Issue 16 item 16: a resumed file with a non-number in a numeric column, an unknown
+// A resumed file with a non-number in a numeric column, an unknown
 // implementation and a duplicated key: the bad rows are set aside (with the reason) and their
 // points run again; the valid rows are kept once.
 TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
@@ -283,7 +283,7 @@ TEST_F(BenchStore, ResumeSetsAsideBadAndDuplicatedRows) {
   EXPECT_EQ(std::set<std::string>(done_keys.begin(), done_keys.end()).size(), cfg.points.size());
 }
 
-// Issue 16 item 17: a truncated JSON is rebuilt from the CSV, and the earlier runs' metadata
+// A truncated JSON is rebuilt from the CSV, and the earlier runs' metadata
 // survives (from the runs log).
 TEST_F(BenchStore, TruncatedJsonKeepsEarlierRuns) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
@@ -311,7 +311,7 @@ TEST_F(BenchStore, TruncatedJsonKeepsEarlierRuns) {
   EXPECT_EQ(load_runs(path("f.csv")).size(), 4u);
 }
 
-// Issue 16 item 15: a second writer of the same file is refused, naming the holder; the lock
+// A second writer of the same file is refused, naming the holder; the lock
 // goes with the holder's death.
 TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
   int ready[2];

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns sdtw_kernels_bench JSON (with --benchmark_repetitions) into results/<gpu>/kernels.md and,
 with --csv, kernels.csv: per point the median and spread, cells per second, workspace per cell,
-fused/unfused ratio, the floors of kernels/NOTES.md (dependent chain, instruction issue, memory
+fused/unfused ratio, the floors of docs/DESIGN.md §4.7 (dependent chain, instruction issue, memory
 traffic) with the one that binds, and the kernels issue's targets checked against the medians.
 
     report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" --commit abc123 --date 2026-11-24 \\
@@ -25,7 +25,7 @@ TARGETS = {
 }
 UNFUSED_OVER_FUSED_MAX = 1.2
 
-# The floor model (kernels/NOTES.md, "The two numbers"), H100 SXM at the clock NOTES.md uses.
+# The floor model (docs/DESIGN.md §4.7), H100 SXM at the clock it uses.
 SMS, ISSUE_PER_CLK, FP32_LANES, CLOCK_HZ = 132, 4, 128, 1.6e9
 HBM_BYTES_PER_S = 3.35e12
 DP_WARP_INSTRUCTIONS = 150 + 75  # per warp step, forward + backward
@@ -46,7 +46,7 @@ def parse(name):
 
 
 def floors_ms(b, n, d, fused):
-    """chain, issue and memory floors in ms for N = M (kernels/NOTES.md)."""
+    """chain, issue and memory floors in ms for N = M (docs/DESIGN.md §4.7)."""
     cells = b * n * n
     chain_steps = 2 * ((math.ceil(n / 32) - 1) * LAG_STEPS + n + 31)
     chain = chain_steps * STEP_NS * 1e-6
@@ -106,7 +106,7 @@ def markdown(rows, reps, gpu, commit, date):
         f"GPU: {gpu}; commit: {commit}; date: {date}.",
         f"Measured with `sdtw_kernels_bench --benchmark_repetitions={reps}` (CUDA events around forward + "
         "backward, min 0.5 s per repetition; median over repetitions, spread = stddev).\n",
-        f"Floors (kernels/NOTES.md): chain = 2 x ((N/32 - 1) x {LAG_STEPS} + M + 31) dependent steps of "
+        f"Floors (docs/DESIGN.md §4.7): chain = 2 x ((N/32 - 1) x {LAG_STEPS} + M + 31) dependent steps of "
         f"{STEP_NS:g} ns; issue = {DP_WARP_INSTRUCTIONS}/32 warp instructions per cell (+ the fused cost's 2 D "
         f"lane operations) at {SMS} SMs x {ISSUE_PER_CLK}/clk x {CLOCK_HZ / 1e9:g} GHz; memory = "
         f"{BYTES_PER_CELL[1]} (fused) or {BYTES_PER_CELL[0]} (unfused) HBM bytes per cell at "

@@ -1,7 +1,7 @@
 #pragma once
 // Forward recursion R(i,j) = cost(i,j) + softmin_gamma(R(i-1,j-1), R(i-1,j), R(i,j-1)), one strip
 // of 32 rows per warp. R is carried in float64 so that the differences fed to exp stay exact
-// (DESIGN.md section 3); exp and log run in the compute type; each cell saves its normalised
+// (docs/DESIGN.md §3.2); exp and log run in the compute type; each cell saves its normalised
 // predecessor weights for the backward. A strip's cost is first staged in its state words (in 32 x
 // 32 tiles by tile warps where the device has room for them, else by the strip's warp); the strip's
 // warp then walks it in chunks of 32 steps: the chunk's costs are fetched first, so neither the

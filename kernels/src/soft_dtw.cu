@@ -98,7 +98,7 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   constexpr int kWarps = detail::warps_per_block<T>();
   // One warp per strip as far as the device holds them (a scheduler each where it can), and tile
   // warps for the cost where the strips leave half the device or more: where they hold more,
-  // staging ahead of them measured slower than each strip staging its own (kernels/NOTES.md, v21).
+  // staging ahead of them measured slower than each strip staging its own (docs/DESIGN.md §4.3).
   const int chain_blocks = grid_for<T, kernel>(p.batch * w.strips);
   const int resident = resident_blocks<kernel, kWarps * detail::kWarp>();
   const int64_t tile_blocks = kSaveState && 2 * chain_blocks <= resident

@@ -1,9 +1,9 @@
-// The accuracy grid of the kernels issue: float32 fused gradients against float64 for N = M in
+// The kernels' accuracy grid: float32 fused gradients against float64 for N = M in
 // {64, 512, 2048, 8192} and gamma in {10, 1, 0.1, 0.01, 0.001}, D = 8. The 1e-4 bound (relative
 // L2) holds the kernels' own error: against the float64 reference on the float32 cost the kernels
 // compute (sqeuclidean_cost runs the arithmetic that the fused mode stages). Against the float64
 // cost the error also holds the cost's rounding, which small gamma and long lengths amplify past
-// 1e-4 for rare inputs whatever float32 cost reaches the DP (kernels/NOTES.md, sdtw_cost_rounding):
+// 1e-4 for rare inputs whatever float32 cost reaches the DP (docs/DESIGN.md §3.5):
 // that error, and how far the float32 cost alone moves the reference, are printed beside.
 #include <future>
 

@@ -1,4 +1,4 @@
-// Extreme gamma and input scales (issue 16): for every gamma > 0 and finite inputs the value, E and
+// Extreme gamma and input scales: for every gamma > 0 and finite inputs the value, E and
 // the gradient are finite, E lies in [0, 1], and soft-DTW tends to hard DTW as gamma / cost -> 0.
 #include <cmath>
 #include <limits>

@@ -8,14 +8,17 @@
 #include <iostream>
 #include <string>
 
+#include "rapidcheck_seed.hpp"
 #include "test_support.hpp"
 
 namespace sdtw::test {
 
 // `cases` successes per property, unless RC_PARAMS names max_success (then it wins, e.g. for a
-// long soak: RC_PARAMS="max_success=5000"). Seed and reproduce strings still come from RC_PARAMS.
+// long soak: RC_PARAMS="max_success=5000"). Seed and reproduce strings still come from RC_PARAMS;
+// the seed is fixed unless SDTW_FRESH_SEEDS=1 (rapidcheck_seed.hpp).
 template <class Testable>
 void check_property(Testable&& testable, int cases) {
+  fix_rapidcheck_seed();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   const char* env = std::getenv("RC_PARAMS");
   if (!env || !std::strstr(env, "max_success")) params.maxSuccess = cases;
@@ -26,7 +29,7 @@ void check_property(Testable&& testable, int cases) {
   const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata, params);
   std::ostringstream msg;
   rc::detail::printResultMessage(result, msg);
-  if (!result.template is<rc::detail::SuccessResult>()) FAIL() << msg.str();
+  if (!result.template is<rc::detail::SuccessResult>()) FAIL() << msg.str() << "\n" << rapidcheck_seed();
   std::cout << msg.str() << std::endl;
 }
 

@@ -1,4 +1,4 @@
-"""Issue 14's sweeps of the tslearn-style features: cdist_soft_dtw (pairs/s, values only, verified on a
+"""The sweeps of the tslearn-style features: cdist_soft_dtw (pairs/s, values only, verified on a
 sample of pairs) and softdtw_barycenter (time per iteration and objective, against softdtw-cuda-torch's
 softdtw_barycenter on the same data and settings where it can run), with the issue's targets.
 

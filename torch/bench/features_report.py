@@ -1,5 +1,5 @@
 """features.md from the rows of features.csv: cdist throughput, barycenter time per iteration against
-softdtw-cuda-torch, issue 14's targets with met or not met, and how it was all measured.
+softdtw-cuda-torch, the features' targets with met or not met, and how it was all measured.
 
     python3 torch/bench/features_report.py results/h100/features.csv > results/h100/features.md
 """
@@ -103,7 +103,7 @@ def markdown(rows):
     head = rows[0] if rows else {}
     lines = ["# Pairwise soft-DTW and barycenters (torch/bench/features.py)", "",
              f"GPU {head.get('gpu', '?')}, commit {head.get('commit', '?')}, {head.get('date', '?')}. Method: "
-             + method_text(head), "", "Targets (issue 14, stated for the H100):", ""]
+             + method_text(head), "", "Targets (stated for the H100):", ""]
     targets = [r for r in rows if r["target"]]
     lines += [target_line(r) for r in targets] or ["- none of the target points is in this run"]
     for kind, table in (("cdist", cdist_table), ("barycenter", barycenter_table)):

@@ -43,7 +43,7 @@ TEST_P(maghoumi_cpu, Float32MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(SmallShapes, maghoumi_cpu, ::testing::ValuesIn(small_cases()));
 
 // The float32 gradient error at the lengths and gammas of the project's accuracy table
-// (DESIGN.md section 3: the original measured on random normal inputs, fp32, rel. L2 of grad_x
+// (docs/DESIGN.md §3.1: the original measured on random normal inputs, fp32, rel. L2 of grad_x
 // against float64) must be of the original's size: this baseline must be neither more nor less
 // accurate than the original. The inputs differ from the table's (unknown d, seed), so a factor
 // of 4 either way is allowed.

@@ -48,7 +48,7 @@ class Ours final : public Implementation {
   }
   Tolerance tolerance(const Point& p) const override {
     if (p.dtype == "float64") return {1e-10, 1e-8};
-    return {1e-5, 1e-4};  // the project's accuracy target (DESIGN.md section 3)
+    return {1e-5, 1e-4};  // the project's accuracy target (docs/DESIGN.md §3.5)
   }
 
  private:

@@ -1,5 +1,5 @@
 #pragma once
-// The measurement method of DESIGN.md section 5 (the seed paper's): each step makes fresh leaf
+// The measurement method of docs/DESIGN.md §5 (the seed paper's): each step makes fresh leaf
 // copies of x and y on the device (requires_grad), runs sum(sdtw(x, y)).backward(); `s.warmup`
 // untimed steps, and more until they have taken `s.warmup_min_ms` (a point right after an idle
 // spell or at process start otherwise times clock ramp-up and lazy module loading), then `s.reps`

@@ -1,5 +1,5 @@
 """report.py on a synthetic sdtw_kernels_bench file: the CSV's columns, the floors of
-kernels/NOTES.md at points worked out by hand, and the issue's targets met or not."""
+docs/DESIGN.md §4.7 at points worked out by hand, and the issue's targets met or not."""
 import csv
 import importlib.util
 import json

@@ -1,4 +1,4 @@
-"""The soft-DTW loss under DistributedDataParallel (issue 18): two CPU processes with the gloo
+"""The soft-DTW loss under DistributedDataParallel: two CPU processes with the gloo
 backend (torch.multiprocessing) train a few steps of a small model, each on half of the batch, and
 end with the parameters of one process trained on the whole batch. Fused and unfused modes."""
 import os

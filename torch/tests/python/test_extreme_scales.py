@@ -1,4 +1,4 @@
-"""Extreme gamma and input scales (issue 16, items 1 and 2), on the CPU and on CUDA (tests marked
+"""Extreme gamma and input scales, on the CPU and on CUDA (tests marked
 `cuda`, skipped by name without a GPU): for every gamma > 0 and finite inputs the value, the
 alignment E and the gradients are finite, E lies in [0, 1], and soft-DTW tends to hard DTW as
 gamma / cost -> 0; a pair whose value overflows its dtype gets value inf and NaN gradients, the

@@ -327,7 +327,7 @@ def test_compile_cpu():
     torch.testing.assert_close(model.weight.grad, g_eager)
 
 
-# ---- meta tensors (issue 16, item 9): shapes without data, on every torch ----
+# ---- meta tensors: shapes without data, on every torch ----
 
 @pytest.mark.parametrize("fused", [True, False])
 def test_meta_tensors_give_shapes(fused):
@@ -343,7 +343,7 @@ def test_meta_tensors_give_shapes(fused):
     assert sdtw_torch.alignment(x[0], y[0]).shape == (7, 5)
 
 
-# ---- issue 16, items 3, 5, 7 and 8: arguments named or accepted ----
+# ---- arguments named or accepted ----
 
 def test_callable_dist_output_shape_is_checked():
     x, y = rand(2, 5, 3), rand(2, 4, 3)

@@ -1,4 +1,4 @@
-"""The operators on a device that is not the current one (issue 18): inputs on cuda:1 with cuda:0
+"""The operators on a device that is not the current one: inputs on cuda:1 with cuda:0
 current give the results of the same call with cuda:1 current and of the float64 CPU path, on
 cuda:1, and allocate nothing on cuda:0. Marked `cuda`; skipped by name below two GPUs."""
 import pytest
