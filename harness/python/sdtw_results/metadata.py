@@ -1,6 +1,7 @@
 """The sidecar's metadata: what ran, where, on which code (the keys of SCHEMA.md). git as sdtw-bench
 reads it (harness/src/core/metadata.cpp git_info)."""
 import datetime
+import os
 import platform
 import subprocess
 import sys
@@ -20,7 +21,6 @@ def git_commit(environ=None):
     """(commit, dirty): SDTW_GIT_COMMIT names the commit of a copy whose .git is stale or missing (a
     lent GPU machine), dirty then from SDTW_GIT_DIRTY, else "unknown"; otherwise git, results/ left
     out of the dirty check."""
-    import os
     env = os.environ if environ is None else environ
     commit = env.get("SDTW_GIT_COMMIT")
     if commit:
