@@ -1,4 +1,4 @@
-// compare on known inputs (faster / slower / same from the min..max spreads, memory ratios) and
+// compare on known inputs (faster / slower / same from the p10..p90 spreads, memory ratios) and
 // merge ordering and de-duplication.
 #include <gtest/gtest.h>
 
@@ -24,9 +24,9 @@ Result row(const std::string& impl, int64_t n, double med, double lo, double hi,
   r.disposition = disp;
   if (disp == "passed") {
     r.time_ms_median = med;
-    r.time_ms_min = lo;
-    r.time_ms_max = hi;
-    r.peak_mb = mb;
+    r.time_ms_p10 = lo;
+    r.time_ms_p90 = hi;
+    r.abs_peak_mb = mb;
   }
   return r;
 }

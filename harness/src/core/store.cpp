@@ -24,6 +24,7 @@ std::string sibling(const std::string& csv_path, const std::string& suffix) {
 nlohmann::json results_json(const Table& t, const nlohmann::json& runs) {
   nlohmann::json j;
   j["schema"] = kSchemaVersion;
+  j["tool"] = kToolName;
   j["metadata"] = runs.empty() ? nlohmann::json::object() : runs.back();
   j["runs"] = runs;
   j["columns"] = t.header;
@@ -71,14 +72,12 @@ void write_runs_log(const std::string& csv_path, const nlohmann::json& runs) {
 
 CheckedResults read_results_checked(const std::string& csv_path) {
   const std::string text = read_file(csv_path);
-  Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
-  const bool upgraded = raw.header.size() + 1 == result_columns().size();
-  upgrade_legacy_columns(raw);
+  const Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
   if (raw.header != result_columns())
     throw std::runtime_error(csv_path + ": existing file has a different column schema; move it away or pass --fresh");
   CheckedResults c{check_rows(raw), false};
   const bool torn = !text.empty() && text.back() != '\n';
-  c.stale = torn || upgraded || !c.rows.rejected.rows.empty();
+  c.stale = torn || !c.rows.rejected.rows.empty();
   return c;
 }
 
