@@ -98,6 +98,11 @@ std::string row_key(const Table& t, size_t row) {
     key += t.at(row, c);
     key += '|';
   }
+  // Other tools vary api and mode at one implementation and shape (module/functional, cdist/barycenter);
+  // a sweep's follow from its impl, so its keys stay point_key()'s.
+  const int tool = t.column("tool");
+  if (tool >= 0 && t.rows.at(row).at(static_cast<size_t>(tool)) != kToolName)
+    key += t.at(row, "api") + '|' + t.at(row, "mode") + '|';
   return key;
 }
 

@@ -51,7 +51,8 @@ std::vector<std::string> result_fields(const Result& r);
 
 // One CSV row as a typed JSON object (numbers as numbers, empty as null).
 nlohmann::json row_to_json(const std::vector<std::string>& header, const std::vector<std::string>& fields);
-// The key of a CSV row (the key columns joined as point_key() does).
+// The key of a CSV row: the key columns joined as point_key() does, then api and mode for a row of
+// another tool than the sweep.
 std::string row_key(const Table& t, size_t row);
 
 }  // namespace sdtw::bench
