@@ -1,6 +1,7 @@
 """The user's training step: NaN/Inf stay in their pair, check_inputs names the bad value, and on
 CUDA the launch count, step memory and AMP + GradScaler. CUDA tests are skipped by name without a GPU."""
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -289,3 +290,36 @@ def test_step_report_puts_torchs_own_loss_in_its_own_table():
     assert "torch-mse" not in main and "| 16 | 128 | 64 | 0.31" in reference
     assert "| eager − graph ms |" in reference and "| 0.15 | 0.16 |" in reference  # 0.31 - 0.15
     assert "from below" not in reference and "not ratios" in reference
+
+
+def test_step_row_is_a_row_of_the_schema(monkeypatch, tmp_path):
+    """run_point's plumbing on the CPU, its GPU measurements stood in for: every key it writes is a
+    column of step.csv, the inputs are the one seed scheme's, and the time columns are the eager step's
+    nearest-rank spread."""
+    step = _bench("step")
+    seen = {}
+    make_inputs = sdtw_results.make_inputs
+
+    def cpu_inputs(seed, b, n, m, d, dtype, device):
+        seen["seed"], seen["device"] = seed, device
+        return make_inputs(seed, b, n, m, d, dtype=dtype)
+    monkeypatch.setattr(step.sdtw_results, "make_inputs", cpu_inputs)
+    for name in ("current_device", "empty_cache", "reset_peak_memory_stats"):
+        monkeypatch.setattr(step.torch.cuda, name, lambda: 0)
+    monkeypatch.setattr(step, "eager_times", lambda *a: [float(v) for v in range(30, 0, -1)])
+    monkeypatch.setattr(step, "graph_times", lambda *a: [2.0] * 30)
+    monkeypatch.setattr(step, "profile_loss", lambda *a: (1.5, 4, 1))
+    parts = {"xy": 1 << 20, "state": 3 << 20, "cost": 0, "alignment": 0, "other": 0, "rounding": 0}
+    monkeypatch.setattr(step, "step_memory", lambda *a: (4 << 20, 6 << 20, 1 << 20, parts))
+    monkeypatch.setattr(step.sdtw_torch._library, "cuda_state_bytes", lambda *a: 3 << 20, raising=False)
+    args = SimpleNamespace(grid="default", warmup=5, steps=30, compile_points=())
+    row = step.run_point(args, 2, 16, 3, "module", "fused", "float32")
+    assert row["disposition"] == "passed", row.get("message")
+    assert seen == {"seed": sdtw_results.point_seed(0, 2, 16, 16, 3), "device": "cuda"} and row["seed"] == seen["seed"]
+    assert (row["time_ms_median"], row["time_ms_p10"], row["time_ms_p90"], row["reps"]) == (15.0, 3.0, 27.0, 30)
+    assert (row["step_peak_mb"], row["abs_peak_mb"], row["eager_over_graph"]) == (4.0, 6.0, 7.5)
+    assert (row["impl"], row["api"], row["mode"], row["dtype"], row["gpu"]) == ("ours_fused", "module", "fused",
+                                                                                 "float32", "0")
+    with sdtw_results.ResultsWriter(tmp_path / "step.csv", "step", {}, step.EXTRA_COLUMNS) as writer:
+        writer.append(row)  # refuses a key outside the columns
+    assert sdtw_results.read_results(tmp_path / "step.csv")[0][0]["bytes_per_cell"] == "6144"  # (4 - 1) MiB / 512 cells
