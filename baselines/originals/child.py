@@ -100,19 +100,12 @@ def step(dev, sdtw, x, y):
     return ms, dev.peak() - before, values.detach(), xs.grad, ys.grad
 
 
-def quantile(sorted_values, q):
-    pos = q * (len(sorted_values) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (pos - lo) * (sorted_values[hi] - sorted_values[lo])
-
-
 def measure(dev, sdtw, point, settings, pairs, save_to):
-    from baselines.originals.verify import make_inputs
+    from sdtw_results import make_inputs, spread
     torch = dev.torch
     dev.release()
     resident = dev.allocated()
-    x, y = (t.to(dev.device) for t in make_inputs(point["B"], point["N"], point["D"], settings["seed"]))
+    x, y = (t.to(dev.device) for t in make_inputs(point["seed"], point["B"], point["N"], point["N"], point["D"]))
     absolute = dev.peak()  # NaN on the CPU: no allocator counters there
     # The first step carries one-time costs (numba's JIT compilation): the warm-up clock starts after it.
     warm, t0 = 0, None
@@ -134,10 +127,8 @@ def measure(dev, sdtw, point, settings, pairs, save_to):
     values, gx, gy = last
     pick = (lambda t: None if t is None else t.index_select(0, idx).cpu())
     torch.save({"values": pick(values), "grad_x": pick(gx), "grad_y": pick(gy)}, save_to)
-    times.sort()
-    return {"disposition": "measured", "time_ms_median": quantile(times, 0.5), "time_ms_p10": quantile(times, 0.1),
-            "time_ms_p90": quantile(times, 0.9), "reps": len(times), "warmup": warm,
-            "peak_mb": absolute / MIB, "step_mb": max(steps) / MIB, "resident_mb": resident / MIB}
+    return {"disposition": "measured", **spread(times), "warmup": warm, "abs_peak_mb": absolute / MIB,
+            "step_peak_mb": max(steps) / MIB, "resident_mb": resident / MIB}
 
 
 def run(job):

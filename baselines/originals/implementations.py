@@ -22,7 +22,6 @@ class Impl:
     folder: Optional[str]                 # peers/ subfolder of an original; None for ours
     make: Callable                        # (peers: Path or None, gamma) -> sdtw(x, y) -> (B,)
     needs_cuda: bool = True
-    judged: bool = False                  # held to the project's tolerance (ours); else errors only recorded
     unsupported: Callable = lambda b, n, d: None  # (B, N, D) -> why it cannot run, or None
 
 
@@ -68,8 +67,8 @@ def _one_block(b, n, d):
 
 
 BUILTIN = [
-    Impl("ours_fused", None, _ours(True), needs_cuda=False, judged=True),
-    Impl("ours_unfused", None, _ours(False), needs_cuda=False, judged=True),
+    Impl("ours_fused", None, _ours(True), needs_cuda=False),
+    Impl("ours_unfused", None, _ours(False), needs_cuda=False),
     Impl("sdtw_cuda_torch_fused", "sdtw-cuda-torch", _sdtw_cuda_torch(True)),
     Impl("sdtw_cuda_torch_unfused", "sdtw-cuda-torch", _sdtw_cuda_torch(False)),
     Impl("pytorch_softdtw_cuda", "pytorch-softdtw-cuda", _maghoumi, unsupported=_one_block),

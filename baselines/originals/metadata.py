@@ -1,24 +1,17 @@
-"""What a run ran on: GPU, driver, CUDA, torch, numba, numpy, our commit, and each original's upstream
-commit (from peers/README.md's table), version and a hash of its sources (what exactly was imported)."""
-import datetime
+"""What a run ran on: the schema's metadata (sdtw_results: GPU, driver, CUDA, torch, commit, ...), then
+numba, numpy and each original's upstream commit (from peers/README.md's table), version and a hash of
+its sources (what exactly was imported)."""
 import hashlib
 import importlib.metadata
-import os
 import platform
 import re
-import subprocess
 from pathlib import Path
+
+import sdtw_results
 
 from baselines.originals.implementations import ORIGINALS
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run(cmd):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=ROOT).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def _version(dist):
@@ -26,24 +19,6 @@ def _version(dist):
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
-
-
-def git_commit():
-    """As sdtw-bench (harness/src/core/metadata.cpp git_info): SDTW_GIT_COMMIT names the commit of a
-    copy whose .git is stale or missing (the GPU machine), dirty then only from SDTW_GIT_DIRTY (else
-    unknown); otherwise git, results/ left out of the dirty check."""
-    commit = os.environ.get("SDTW_GIT_COMMIT")
-    if commit:
-        return commit, os.environ.get("SDTW_GIT_DIRTY") or "unknown"
-    commit = _run(["git", "rev-parse", "HEAD"]) or "unknown"
-    status = _run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"])
-    return commit, "unknown" if commit == "unknown" else ("true" if status else "false")
-
-
-def commit_label():
-    """git_commit() as one field for a results row: the commit, marked ' (dirty)' when the tree was."""
-    commit, dirty = git_commit()
-    return commit + (" (dirty)" if dirty == "true" else "")
 
 
 def upstream_commits(peers):
@@ -84,19 +59,9 @@ def originals(peers):
     return out
 
 
-def collect(torch, device, peers, settings, config_path, method, method_text, reference):
-    meta = {"sweep": "originals", "config": str(config_path), "method": method, "method_text": method_text,
-            "reference": reference, "settings": settings, "device": device,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "python": platform.python_version(), "torch": torch.__version__, "numba": _version("numba"),
-            "numba_cuda": _version("numba-cuda"), "numpy": _version("numpy"), "host": platform.node(),
-            "originals": originals(peers)}
-    meta["git_commit"], meta["git_dirty"] = git_commit()
-    if device == "cuda":
-        props = torch.cuda.get_device_properties(0)
-        meta.update(gpu=props.name, gpu_memory_mb=props.total_memory // (1 << 20), cuda=torch.version.cuda,
-                    driver=_run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split("\n")[0]
-                    or "unknown")
-    else:
-        meta.update(gpu="none (CPU run)", cuda=torch.version.cuda or "none", driver="none")
-    return meta
+def collect(device, peers, settings, config_path, method, method_text, reference):
+    extra = {"config": str(config_path), "method": method, "method_text": method_text, "reference": reference,
+             "settings": settings, "python": platform.python_version(), "numba": _version("numba"),
+             "numba_cuda": _version("numba-cuda"), "numpy": _version("numpy"), "originals": originals(peers),
+             "complete": False}
+    return sdtw_results.collect("originals", int(settings["seed"]), device, **extra)

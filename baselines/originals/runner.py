@@ -1,11 +1,10 @@
 """Runs every implementation over every grid, each (implementation, grid) in a fresh process, and
-writes <out>/originals.csv (one row per implementation and point) and originals.json (metadata).
+writes <out>/originals.csv (one row per implementation and point, in the results schema of
+sdtw_results, appended as each job finishes) and originals.json (its sidecar).
 A point that cannot run is a row with a disposition and the error text; a process that dies or
 hangs (point_timeout) makes its point an error row and a fresh process goes on with the rest."""
 import argparse
-import csv
 import json
-import math
 import os
 import signal
 import subprocess
@@ -15,22 +14,26 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import sdtw_results
+from sdtw_results import verify
+
 from baselines.originals import config as configs
-from baselines.originals import metadata, verify
+from baselines.originals import metadata
 from baselines.originals.implementations import CUDA_ONLY, registry
 
 ROOT = metadata.ROOT
 METHOD = "python-step-fresh-process"
 METHOD_TEXT = ("each implementation in its own process per grid, called as a user does (ours through the "
                "sdtw_torch package); per point: same float32 inputs, warm-up, then forward + backward of "
-               "sum(sdtw(x, y)) on fresh leaf copies, timed with CUDA events (median, p10, p90 of the steps); "
-               "peak_mb = max_memory_allocated since the point started (after freeing what earlier points "
-               "left; the seed paper's absolute peak), step_mb = peak minus memory_allocated() just before a "
-               "step (largest over the steps); MB = 2^20 bytes")
-COLUMNS = ["method", "grid", "impl", "device", "dtype", "B", "N", "M", "D", "gamma", "disposition",
-           "time_ms_median", "time_ms_p10", "time_ms_p90", "reps", "warmup", "peak_mb", "step_mb", "resident_mb",
-           "value_err", "grad_err", "value_tol", "grad_tol", "verified", "wall_s", "message"]
-DISPOSITIONS = ("passed", "failed", "not_supported", "out_of_memory", "error")
+               "sum(sdtw(x, y)) on fresh leaf copies, timed with CUDA events (nearest-rank median, p10, p90 of "
+               "the steps); abs_peak_mb = max_memory_allocated since the point started (after freeing what "
+               "earlier points left; the seed paper's absolute peak), step_peak_mb = peak minus "
+               "memory_allocated() just before a step (largest over the steps); MB = 2^20 bytes; every "
+               "implementation judged against value_tol and grad_tol (ours' float32 tolerance)")
+# After the common columns: what the device held before the point's inputs (a CUDA context's tensors).
+EXTRA_COLUMNS = ["resident_mb"]
+COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
+DISPOSITIONS = sdtw_results.DISPOSITIONS
 
 
 def parse_args(argv):
@@ -62,9 +65,16 @@ def check_args(args, impls):
         raise SystemExit(f"--impl: unknown {unknown}; known: {sorted(impls)}")
 
 
-def base_row(point, impl, device, gamma):
-    return {"method": METHOD, "grid": point.grid, "impl": impl, "device": device, "dtype": "float32",
-            "B": point.B, "N": point.N, "M": point.N, "D": point.D, "gamma": gamma}
+def base_row(point, impl, device, settings):
+    mode = next((m for m in ("unfused", "fused") if impl.endswith("_" + m)), "")
+    return {"grid": point.grid, "impl": impl, "api": "module", "mode": mode, "device": device, "dtype": "float32",
+            "B": point.B, "N": point.N, "M": point.N, "D": point.D, "gamma": settings["gamma"], "bandwidth": "none",
+            "normalize": False, "seed": input_seed(point, settings), "gpu": "0" if device == "cuda" else ""}
+
+
+def input_seed(point, settings):
+    """The point's seed in the one scheme (sdtw_results.point_seed): the inputs sdtw-bench draws too."""
+    return sdtw_results.point_seed(int(settings["seed"]), point.B, point.N, point.N, point.D)
 
 
 def _tail(path, limit=400):
@@ -112,8 +122,7 @@ class Job:
                "events": str(stem) + ".jsonl", "outputs": str(outputs)}
         Path(str(stem) + ".json").write_text(json.dumps(job))
         env = dict(os.environ, PYTHONUNBUFFERED="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), str(ROOT / "torch/python"),
-                                                            os.environ.get("PYTHONPATH")])))
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         log_path = Path(str(stem) + ".log")
         events_path = Path(job["events"])
         with open(log_path, "w") as log:
@@ -159,20 +168,21 @@ def compute_references(points, settings):
 
     def one(item):
         i, p = item
-        x, y = verify.make_inputs(p.B, p.N, p.D, settings["seed"])
-        pairs = verify.verified_pairs(p.B, p.N, int(settings["verify_max_cells"]))
+        x, y = sdtw_results.make_inputs(input_seed(p, settings), p.B, p.N, p.N, p.D)
+        pairs = verify.verified_pairs(p.B, p.N, p.N, int(settings["verify_max_cells"]))
         return i, (pairs, verify.reference(x, y, pairs, settings["gamma"]))
 
     with ThreadPoolExecutor(max_workers=min(8, max(1, os.cpu_count() or 1))) as pool:
         return dict(pool.map(one, list(enumerate(points))))
 
 
-def finish_row(row, impl, judged, point, pairs, ref, outputs):
-    """Verifies a measured point against the reference: passed or failed, with both errors."""
+def finish_row(row, impl, point, pairs, ref, outputs):
+    """Verifies a measured point against the reference: passed within the tolerances, else failed
+    with the reason; both errors recorded."""
     import torch
     if row.get("disposition") != "measured":
         return row
-    row["verified"] = f"{len(pairs)}/{point.B}" + (" (subsample)" if len(pairs) < point.B else "")
+    row["verified"] = verify.verified_text(pairs, point.B)
     path = outputs / impl / f"{row.pop('index_key')}.pt"
     try:
         saved = torch.load(path)
@@ -180,27 +190,10 @@ def finish_row(row, impl, judged, point, pairs, ref, outputs):
     except Exception as exc:
         row.update(disposition="error", message=f"verification: {type(exc).__name__}: {exc}")
         return row
-    disposition, tolerance, message = verify.judge(judged, value_err, grad_err)
-    row.update(disposition=disposition, value_err=value_err, grad_err=grad_err, message=message, **tolerance)
+    tol = verify.FLOAT32_TOLERANCE
+    disposition, message = verify.judge(value_err, grad_err, tol["value_tol"], tol["grad_tol"])
+    row.update(disposition=disposition, value_err=value_err, grad_err=grad_err, message=message, **tol)
     return row
-
-
-def fmt(v):
-    if isinstance(v, float):
-        return "" if math.isnan(v) else ("inf" if math.isinf(v) else f"{v:.6g}")
-    return "" if v is None else str(v)
-
-
-def write(out, rows, meta):
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "originals.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: fmt(r.get(c)) for c in COLUMNS})
-    clean = [{c: (None if isinstance(r.get(c), float) and not math.isfinite(r[c]) else r.get(c)) for c in COLUMNS}
-             for r in rows]
-    (out / "originals.json").write_text(json.dumps({"metadata": meta, "columns": COLUMNS, "rows": clean}, indent=1) + "\n")
 
 
 def main(argv=None):
@@ -221,51 +214,49 @@ def main(argv=None):
     if device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: torch.cuda.is_available() is False")
     points = [p for pts in grids.values() for p in pts]
-    meta = metadata.collect(torch, device, args.peers, cfg.settings, config_path, METHOD, METHOD_TEXT, verify.REFERENCE)
-    print(f"originals: {len(names)} implementations x {len(points)} points on {meta['gpu']} ({device}); "
-          f"float64 references ...", flush=True)
+    meta = metadata.collect(device, args.peers, cfg.settings, config_path, METHOD, METHOD_TEXT, verify.REFERENCE)
+    print(f"originals: {len(names)} implementations x {len(points)} points on {meta['gpu'] or 'the CPU'} "
+          f"({device}); float64 references ...", flush=True)
     refs = compute_references(points, cfg.settings)
     print(f"originals: references in {time.monotonic() - t_start:.1f} s", flush=True)
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="sdtw-originals-"))
     work.mkdir(parents=True, exist_ok=True)
     index = {p: i for i, p in enumerate(points)}
-    rows = {}
+    out_rows = []
     budget = cfg.settings["budget_seconds"]
-    for grid, pts in grids.items():
-        for name in names:
-            impl = impls[name]
-            spent = time.monotonic() - t_start
-            todo, got = [], {}
-            for p in pts:
-                why = CUDA_ONLY if impl.needs_cuda and device != "cuda" else impl.unsupported(p.B, p.N, p.D)
-                if why:
-                    got[index[p]] = {"disposition": "not_supported", "message": why}
-                elif budget and spent > budget:
-                    got[index[p]] = {"disposition": "error", "message": f"not run: the run's budget of {budget:g} s "
-                                                                        "was spent (budget_seconds)"}
-                else:
-                    todo.append((index[p], {"B": p.B, "N": p.N, "D": p.D, "pairs": refs[index[p]][0]}))
-            t0 = time.monotonic()
-            if todo:
-                got.update(Job(name, grid, todo, device, cfg.settings, args, work).run())
-            for i, r in got.items():
-                p = points[i]
-                r = finish_row(dict(r, index_key=i), name, impl.judged, p, *refs[i], work / "outputs")
-                r.pop("index_key", None)
-                rows[(name, p)] = {**base_row(p, name, device, cfg.settings["gamma"]), **r}
-            counts = {}
-            for p in pts:
-                d = rows[(name, p)]["disposition"]
-                counts[d] = counts.get(d, 0) + 1
-            print(f"  {grid:10s} {name:24s} {time.monotonic() - t0:6.1f} s  {counts}", flush=True)
-            # Written after every job: a run stopped from outside still leaves the rows it measured.
-            meta["wall_s"] = round(time.monotonic() - t_start, 1)
-            meta["complete"] = False
-            write(args.out, [rows[(n, p)] for p in points for n in names if (n, p) in rows], meta)
-    out_rows = [rows[(n, p)] for p in points for n in names]
-    meta["wall_s"] = round(time.monotonic() - t_start, 1)
-    meta["complete"] = True
-    write(args.out, out_rows, meta)
+    with sdtw_results.ResultsWriter(args.out / "originals.csv", "originals", meta, EXTRA_COLUMNS) as writer:
+        for grid, pts in grids.items():
+            for name in names:
+                impl = impls[name]
+                spent = time.monotonic() - t_start
+                todo, got = [], {}
+                for p in pts:
+                    why = CUDA_ONLY if impl.needs_cuda and device != "cuda" else impl.unsupported(p.B, p.N, p.D)
+                    if why:
+                        got[index[p]] = {"disposition": "not_supported", "message": why}
+                    elif budget and spent > budget:
+                        got[index[p]] = {"disposition": "error", "message": f"not run: the run's budget of {budget:g} "
+                                                                            "s was spent (budget_seconds)"}
+                    else:
+                        todo.append((index[p], {"B": p.B, "N": p.N, "D": p.D, "seed": input_seed(p, cfg.settings),
+                                                "pairs": refs[index[p]][0]}))
+                t0 = time.monotonic()
+                if todo:
+                    got.update(Job(name, grid, todo, device, cfg.settings, args, work).run())
+                counts = {}
+                # Appended as each job ends: a run stopped from outside still leaves the rows it measured.
+                for i in sorted(got):
+                    p = points[i]
+                    r = finish_row(dict(got[i], index_key=i), name, p, *refs[i], work / "outputs")
+                    r.pop("index_key", None)
+                    row = {**base_row(p, name, device, cfg.settings), **r}
+                    writer.append(row)
+                    out_rows.append(row)
+                    counts[row["disposition"]] = counts.get(row["disposition"], 0) + 1
+                print(f"  {grid:10s} {name:24s} {time.monotonic() - t0:6.1f} s  {counts}", flush=True)
+                writer.update_metadata(wall_s=round(time.monotonic() - t_start, 1))
+        writer.update_metadata(wall_s=round(time.monotonic() - t_start, 1), complete=True)
     summary = {d: sum(r["disposition"] == d for r in out_rows) for d in DISPOSITIONS}
-    print(f"originals: {len(out_rows)} rows {summary} in {meta['wall_s']} s -> {args.out}/originals.csv", flush=True)
+    print(f"originals: {len(out_rows)} rows {summary} in {round(time.monotonic() - t_start, 1)} s -> "
+          f"{args.out}/originals.csv", flush=True)
     return 0

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "core/config.hpp"
+#include "core/metadata.hpp"
 #include "core/parallel_sweep.hpp"
 #include "torch/commands.hpp"
 
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   crash.sa_flags = SA_SIGINFO;
   for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::sigaction(sig, &crash, nullptr);
   die_with_parent_if_worker();
+  record_command_line(argc, argv);
   CLI::App app{
       "sdtw-bench: soft-DTW sweeps (forward + backward timed as in docs/DESIGN.md §5, verified against the "
       "float64 reference), checks, profiling and result comparison.\n"
@@ -64,6 +66,7 @@ int main(int argc, char** argv) {
   register_check(app);
   register_profile(app);
   register_eval(app);
+  register_inputs(app);
   register_compare(app);
   register_merge(app);
   register_table(app);

@@ -1,6 +1,9 @@
-// compare on known inputs (faster / slower / same from the min..max spreads, memory ratios) and
-// merge ordering and de-duplication.
+// compare on known inputs (faster / slower / same from the p10..p90 spreads, memory ratios) and
+// merge ordering and de-duplication, of a sweep's rows and of another tool's.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 #include "compare.hpp"
 #include "merge.hpp"
@@ -24,9 +27,9 @@ Result row(const std::string& impl, int64_t n, double med, double lo, double hi,
   r.disposition = disp;
   if (disp == "passed") {
     r.time_ms_median = med;
-    r.time_ms_min = lo;
-    r.time_ms_max = hi;
-    r.peak_mb = mb;
+    r.time_ms_p10 = lo;
+    r.time_ms_p90 = hi;
+    r.abs_peak_mb = mb;
   }
   return r;
 }
@@ -100,4 +103,39 @@ TEST(BenchMerge, OrderedByPointDedupFirstWins) {
   Table other = s1;
   other.header[0] = "index";
   EXPECT_THROW(merge_tables({s1, other}), std::runtime_error);
+}
+
+// Another tool's file of the schema (its own implementations, api and mode varied at one shape, an
+// extra column, no point column) is merged and compared by column name.
+TEST(BenchMerge, AnotherToolsFileByColumnName) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "sdtw_merge_other_tool";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Table t;
+  t.header = common_columns();
+  t.header.push_back("precision");
+  for (const char* api : {"module", "functional"}) {
+    std::vector<std::string> r(t.header.size());
+    const auto set = [&](const std::string& c, const std::string& v) { r[static_cast<size_t>(t.column(c))] = v; };
+    for (const auto& [c, v] : std::vector<std::pair<std::string, std::string>>{
+             {"tool", "step"}, {"impl", "torch-mse"}, {"api", api}, {"device", "cuda"}, {"dtype", "float32"},
+             {"B", "16"}, {"N", "128"}, {"M", "128"}, {"D", "64"}, {"gamma", "1"}, {"bandwidth", "none"},
+             {"normalize", "false"}, {"disposition", "passed"}, {"reps", "30"}, {"warmup", "5"},
+             {"time_ms_median", "0.2"}, {"time_ms_p10", "0.19"}, {"time_ms_p90", "0.21"}, {"abs_peak_mb", "3"},
+             {"wall_s", "1.5"}, {"precision", "float32"}})
+      set(c, v);
+    t.rows.push_back(r);
+  }
+  write_csv((dir / "step.csv").string(), t);
+  std::vector<std::string> repairs;
+  const Table m = merge_files({(dir / "step.csv").string()}, (dir / "out/step.csv").string(), &repairs);
+  EXPECT_TRUE(repairs.empty()) << repairs.front();
+  ASSERT_EQ(m.rows.size(), 2u);  // module and functional: two points
+  EXPECT_EQ(m.at(1, "api"), "functional");
+  EXPECT_EQ(nlohmann::json::parse(read_file((dir / "out/step.json").string()))["tool"], "step");
+  const auto rep = compare_tables(m, t);
+  EXPECT_EQ(rep.same, 2u);
+  EXPECT_TRUE(rep.only_a.empty() && rep.only_b.empty());
+  fs::remove_all(dir);
 }

@@ -40,9 +40,11 @@ Result fake_result(const Point& p) {
   r.sweep = "fake";
   r.disposition = p.n == 32 && p.impl == "ours_cpu" ? disposition::failed : disposition::passed;
   r.time_ms_median = 1.0 + static_cast<double>(p.index);
-  r.time_ms_min = 0.5;
-  r.time_ms_max = 2.0 + static_cast<double>(p.index);
+  r.time_ms_p10 = 0.5;
+  r.time_ms_p90 = 2.0 + static_cast<double>(p.index);
   r.reps = 3;
+  r.warmup = 1;
+  r.seed = 12345678901234567890ULL;  // above 2^63: kept exact as text
   r.value_err = 1e-9;
   r.grad_err = 2e-9;
   r.value_tol = 1e-5;
@@ -198,11 +200,14 @@ TEST_F(BenchStore, CsvAndJsonSchema) {
   }
   const auto t = read_csv(path("f.csv"));
   EXPECT_EQ(t.header, result_columns());
+  // The schema's common columns (SCHEMA.md; sdtw_results.COLUMNS, which a pytest compares with the
+  // executable's header), then the sweep's own.
   const std::vector<std::string> expected = {
-      "point",     "sweep",    "grid",      "impl",     "device",   "dtype",    "B",           "N",         "M",
-      "D",         "gamma",    "bandwidth", "normalize", "disposition", "time_ms_median", "time_ms_min",
-      "time_ms_max", "reps",   "peak_mb",   "value_err", "grad_err", "value_tol", "grad_tol",  "verified",
-      "wall_s",    "message",  "gpu"};
+      "tool",         "grid",        "impl",      "api",      "mode",      "device",         "dtype",
+      "B",            "N",           "M",         "D",        "gamma",     "bandwidth",      "normalize",
+      "disposition",  "message",     "reps",      "warmup",   "time_ms_median", "time_ms_p10", "time_ms_p90",
+      "step_peak_mb", "abs_peak_mb", "value_err", "grad_err", "value_tol", "grad_tol",       "verified",
+      "seed",         "wall_s",      "gpu",       "point",    "sweep"};
   EXPECT_EQ(t.header, expected);
   for (const auto& c : key_columns()) EXPECT_GE(t.column(c), 0) << c;
   // The message with a comma, quotes and a newline survives as one field on one line.
@@ -212,11 +217,16 @@ TEST_F(BenchStore, CsvAndJsonSchema) {
       saw_failed = true;
       EXPECT_EQ(t.at(r, "message"), "gradient rel-L2 error 0.1 > 0.0001, \"quoted\" second line");
     }
-    EXPECT_EQ(t.at(r, "peak_mb"), "n/a");  // CPU rows
+    EXPECT_EQ(t.at(r, "step_peak_mb"), "");  // CPU rows: no allocator counters
+    EXPECT_EQ(t.at(r, "abs_peak_mb"), "");
+    EXPECT_EQ(t.at(r, "tool"), "sweep");
+    EXPECT_EQ(t.at(r, "mode"), "");  // reference_cpu and ours_cpu have no fused/unfused mode
+    EXPECT_EQ(t.at(r, "seed"), "12345678901234567890");
   }
   EXPECT_TRUE(saw_failed);
   const auto j = nlohmann::json::parse(read_file(path("f.json")));
-  EXPECT_EQ(j["schema"], kSchemaVersion);
+  EXPECT_EQ(j["schema"], "sdtw-results/1");
+  EXPECT_EQ(j["tool"], "sweep");
   EXPECT_EQ(j["columns"].get<std::vector<std::string>>(), expected);
   EXPECT_EQ(j["metadata"]["gpu"], "none");
   ASSERT_EQ(j["rows"].size(), cfg.points.size());
@@ -226,7 +236,9 @@ TEST_F(BenchStore, CsvAndJsonSchema) {
   EXPECT_TRUE(row["time_ms_median"].is_number());
   EXPECT_TRUE(row["bandwidth"].is_null());
   EXPECT_TRUE(row["normalize"].is_boolean());
-  EXPECT_EQ(row["peak_mb"], "n/a");
+  EXPECT_TRUE(row["abs_peak_mb"].is_null());
+  EXPECT_EQ(row["seed"], "12345678901234567890");
+  EXPECT_EQ(row["warmup"], 1);
   EXPECT_EQ(row["disposition"], "passed");
   for (const auto& c : expected) EXPECT_TRUE(row.contains(c)) << c;
 }
@@ -343,8 +355,8 @@ TEST_F(BenchStore, SecondWriterIsRefusedNamingTheHolder) {
   ::close(ready[1]);
 }
 
-// Files written before the `gpu` column resume: the column is added, empty.
-TEST_F(BenchStore, LegacyFileGainsTheGpuColumn) {
+// A file of another layout (an older sdtw-bench's) is not resumed into: the error says what to do.
+TEST_F(BenchStore, FileOfAnotherLayoutIsRefused) {
   const auto cfg = parse_config(kSweep, "fake.yaml");
   {
     ResultsStore store(path("f.csv"), {}, false);
@@ -354,9 +366,14 @@ TEST_F(BenchStore, LegacyFileGainsTheGpuColumn) {
   t.header.pop_back();
   for (auto& r : t.rows) r.pop_back();
   write_csv(path("f.csv"), t);
-  ResultsStore store(path("f.csv"), {}, false);
-  EXPECT_EQ(store.resumed_rows(), 2u);
-  EXPECT_TRUE(store.repairs().empty());
+  try {
+    ResultsStore store(path("f.csv"), {}, false);
+    FAIL() << "resumed into a file of another layout";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("different column schema; move it away or pass --fresh"), std::string::npos)
+        << e.what();
+  }
+  ResultsStore fresh(path("f.csv"), {}, true);
   EXPECT_EQ(read_csv(path("f.csv")).header, result_columns());
 }
 

@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Turns sdtw_kernels_bench JSON (with --benchmark_repetitions) into results/<gpu>/kernels.md and,
-with --csv, kernels.csv: per point the median and spread, cells per second, workspace per cell,
-fused/unfused ratio, the floors of docs/DESIGN.md §4.7 (dependent chain, instruction issue, memory
-traffic) with the one that binds, and the kernels issue's targets checked against the medians.
+with --csv, kernels.csv (a results file of sdtw_results' schema, api "kernel", and its sidecar):
+per point the nearest-rank median, p10 and p90 over the repetitions, cells per second, workspace per
+cell, fused/unfused ratio, the floors of docs/DESIGN.md §4.7 (dependent chain, instruction issue, memory
+traffic) with the one that binds, and the kernels issue's targets checked against the medians. The
+kernel benchmark's "unfused" is the DP on a given cost tensor (no chain rule to x and y).
 
-    report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" --commit abc123 --date 2026-11-24 \\
-        --csv results/h100/kernels.csv > results/h100/kernels.md
+    PYTHONPATH=harness/python:torch/python kernels/bench/report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" \\
+        --commit abc123 --date 2026-11-24 --csv results/h100/kernels.csv > results/h100/kernels.md
 """
 import argparse
-import csv
 import json
 import math
 import re
 import sys
+
+import sdtw_results
 
 # (B, N, D) of a fused float32 point -> (bound, unit): ms at most, or G cells/s at least.
 TARGETS = {
@@ -35,9 +38,10 @@ LAG_STEPS = 32                   # hand-off between strips, at least one chunk
 # overwritten by the backward, read by the gradient (fused); the unfused mode also reads D.
 BYTES_PER_CELL = {1: 24, 0: 28}
 
-COLUMNS = ["gpu", "commit", "date", "B", "N", "M", "D", "mode", "median_ms", "stddev_ms", "cells_per_s",
-           "workspace_bytes_per_cell", "floor_chain_ms", "floor_issue_ms", "floor_memory_ms", "binding_floor",
-           "unfused_over_fused", "target", "target_met"]
+EXTRA_COLUMNS = ["stddev_ms", "cells_per_s", "workspace_bytes_per_cell", "floor_chain_ms", "floor_issue_ms",
+                 "floor_memory_ms", "binding_floor", "unfused_over_fused", "target", "target_met"]
+COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
+GAMMA = 1.0  # the benchmark's Problem (fused_vs_unfused_bench.cu)
 
 
 def parse(name):
@@ -71,26 +75,41 @@ def target_of(key, median_ms, cells_per_s, unfused_over_fused):
     return "", ""
 
 
-def rows_of(bench, gpu, commit, date):
+def repetition_times(bench):
+    """point key -> the real_time (ms) of each repetition, from the JSON's per-repetition runs."""
+    times = {}
+    for r in bench["benchmarks"]:
+        if r.get("run_type") == "iteration":
+            times.setdefault(parse(r["run_name"]), []).append(r["real_time"])
+    return times
+
+
+def rows_of(bench):
     points = {}
     for r in bench["benchmarks"]:
         if r.get("run_type") == "aggregate":
             points.setdefault(parse(r["run_name"]), {})[r["aggregate_name"]] = r
+    times = repetition_times(bench)
     rows = []
     for key in sorted(points, key=lambda k: (k[1], k[0], k[2], -k[3])):
         b, n, d, fused = key
         p = points[key]
-        median = p["median"]["real_time"]
+        if key not in times:
+            raise ValueError(f"{p['median']['run_name']}: no per-repetition runs in the JSON (run the benchmark "
+                             "without --benchmark_report_aggregates_only): p10 and p90 need them")
+        spread = sdtw_results.spread(times[key])
+        median = spread["time_ms_median"]
         cells_per_s = p["median"].get("cells_per_s", float("nan"))
         other = points.get((b, n, d, 1 - fused))
         floors = floors_ms(b, n, d, fused)
-        other_ms = other and other["median"]["real_time"]
+        other_ms = other and sdtw_results.nearest_rank(times.get((b, n, d, 1 - fused), [math.nan]), 0.5)
         ratio = median / other_ms if not fused and other_ms else None
         target, met = target_of(key, median, cells_per_s, ratio)
         rows.append({
-            "gpu": gpu, "commit": commit, "date": date, "B": b, "N": n, "M": n, "D": d,
-            "mode": "fused" if fused else "unfused", "median_ms": median,
-            "stddev_ms": p.get("stddev", {}).get("real_time", float("nan")), "cells_per_s": cells_per_s,
+            "grid": "kernels", "impl": "ours", "api": "kernel", "mode": "fused" if fused else "unfused",
+            "device": "cuda", "dtype": "float32", "B": b, "N": n, "M": n, "D": d, "gamma": GAMMA,
+            "bandwidth": "none", "normalize": False, "disposition": "passed", **spread, "verified": "off",
+            "gpu": "0", "stddev_ms": p.get("stddev", {}).get("real_time", float("nan")), "cells_per_s": cells_per_s,
             "workspace_bytes_per_cell": p["median"].get("workspace_B_per_cell", float("nan")),
             "floor_chain_ms": floors["chain"], "floor_issue_ms": floors["issue"], "floor_memory_ms": floors["memory"],
             "binding_floor": max(floors, key=floors.get),
@@ -105,23 +124,25 @@ def markdown(rows, reps, gpu, commit, date):
         "# Kernel micro-benchmark: forward + backward, float32\n",
         f"GPU: {gpu}; commit: {commit}; date: {date}.",
         f"Measured with `sdtw_kernels_bench --benchmark_repetitions={reps}` (CUDA events around forward + "
-        "backward, min 0.5 s per repetition; median over repetitions, spread = stddev).\n",
+        "backward, min 0.5 s per repetition; nearest-rank median and p10-p90 over the repetitions; stddev "
+        "beside them). Unfused here is the DP on a given cost tensor, with no chain rule to x and y.\n",
         f"Floors (docs/DESIGN.md §4.7): chain = 2 x ((N/32 - 1) x {LAG_STEPS} + M + 31) dependent steps of "
         f"{STEP_NS:g} ns; issue = {DP_WARP_INSTRUCTIONS}/32 warp instructions per cell (+ the fused cost's 2 D "
         f"lane operations) at {SMS} SMs x {ISSUE_PER_CLK}/clk x {CLOCK_HZ / 1e9:g} GHz; memory = "
         f"{BYTES_PER_CELL[1]} (fused) or {BYTES_PER_CELL[0]} (unfused) HBM bytes per cell at "
         f"{HBM_BYTES_PER_S / 1e12:g} TB/s, if nothing stays in L2. The binding floor is the largest.\n",
-        "| B | N = M | D | mode | median ms | stddev ms | cells/s | workspace B/cell | chain ms | issue ms | "
+        "| B | N = M | D | mode | median ms (p10-p90) | stddev ms | cells/s | workspace B/cell | chain ms | issue ms | "
         "memory ms | binds | x floor | target | met |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         floor = r["floor_" + r["binding_floor"] + "_ms"]
         out.append(
-            f"| {r['B']} | {r['N']} | {r['D']} | {r['mode']} | {r['median_ms']:.3f} | {r['stddev_ms']:.3f} | "
+            f"| {r['B']} | {r['N']} | {r['D']} | {r['mode']} | {r['time_ms_median']:.3f} "
+            f"({r['time_ms_p10']:.3f}-{r['time_ms_p90']:.3f}) | {r['stddev_ms']:.3f} | "
             f"{r['cells_per_s'] / 1e9:.2f} G | {r['workspace_bytes_per_cell']:.3f} | {r['floor_chain_ms']:.3f} | "
             f"{r['floor_issue_ms']:.3f} | {r['floor_memory_ms']:.3f} | {r['binding_floor']} | "
-            f"{r['median_ms'] / floor:.1f} | {r['target']} | {r['target_met']} |")
+            f"{r['time_ms_median'] / floor:.1f} | {r['target']} | {r['target_met']} |")
     return "\n".join(out) + "\n"
 
 
@@ -131,15 +152,20 @@ def main():
     ap.add_argument("--gpu", required=True)
     ap.add_argument("--commit", required=True)
     ap.add_argument("--date", required=True)
-    ap.add_argument("--csv", help="also write the rows here (kernels.csv)")
+    ap.add_argument("--driver", default="", help="the NVIDIA driver version the benchmark ran with")
+    ap.add_argument("--cuda", default="", help="the CUDA runtime version the benchmark was built with")
+    ap.add_argument("--csv", help="also write the rows here (kernels.csv, and kernels.json beside it)")
     args = ap.parse_args()
     with open(args.bench_json) as f:
-        rows, reps = rows_of(json.load(f), args.gpu, args.commit, args.date)
+        rows, reps = rows_of(json.load(f))
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
+        # The run measured is the benchmark's, not this process's: its GPU, commit and date are given.
+        meta = sdtw_results.collect("kernels", None, "cpu", bench_json=args.bench_json, repetitions=reps)
+        meta.update(gpu=args.gpu, gpu_count=1, driver=args.driver, cuda=args.cuda, commit=args.commit,
+                    dirty="unknown", date=args.date)
+        with sdtw_results.ResultsWriter(args.csv, "kernels", meta, EXTRA_COLUMNS) as writer:
+            for row in rows:
+                writer.append(row)
     sys.stdout.write(markdown(rows, reps, args.gpu, args.commit, args.date))
 
 

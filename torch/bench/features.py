@@ -2,15 +2,15 @@
 sample of pairs) and softdtw_barycenter (time per iteration and objective, against softdtw-cuda-torch's
 softdtw_barycenter on the same data and settings where it can run), with the issue's targets.
 
+    export PYTHONPATH=harness/python:torch/python
     python3 torch/bench/features.py --out results/h100 --peers .carry/peers   # the folder holding sdtw-cuda-torch/
     python3 torch/bench/features.py --out /tmp/f --device cpu --quick         # a tiny grid, ours only
 
-writes <out>/features.csv (a row per point, written as soon as it is measured) and <out>/features.md.
+writes <out>/features.csv (a results file of sdtw_results' schema, a row per point appended as soon as
+it is measured; mode cdist or barycenter; the baseline's barycenter in the baseline_* columns of the
+same row), its sidecar features.json and features.md.
 """
 import argparse
-import csv
-import datetime
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -18,15 +18,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+import sdtw_results
 import sdtw_torch
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.append(str(HERE.parents[1]))  # baselines/, after everything else: the root's folders shadow nothing
-from baselines.originals.metadata import commit_label  # noqa: E402
-from features_report import COLUMNS, OBJECTIVE_REL_MAX, RATIO_MIN, WARMUP_ITERATIONS, markdown  # noqa: E402
-from step import fmt, quantile  # noqa: E402
-from step import timed as event_times  # noqa: E402
+from features_report import EXTRA_COLUMNS, OBJECTIVE_REL_MAX, RATIO_MIN, WARMUP_ITERATIONS, markdown
+from step import fmt
+from step import timed as event_times
 
 if not hasattr(np, "row_stack"):  # numba of the GPU machine calls it; numpy 2.5 removed it
     np.row_stack = np.vstack
@@ -39,6 +35,7 @@ CDIST_TARGET_MS = {(1024, 128, 8): 150.0}
 BARYCENTER_TARGET = {(20, 200, 1), (20, 200, 8)}
 ITERATIONS, QUICK_ITERATIONS = 200, 10
 SAMPLE_PAIRS, VALUE_TOL = 32, 1e-5
+BASE_SEED = 0
 
 
 def call_times(fn, reps, device):
@@ -54,16 +51,16 @@ def call_times(fn, reps, device):
 
 
 def measure(run, warmup, reps, device):
-    """run's last result and the median, p10 and p90 (ms) of reps timed calls, after one untimed call of
-    warmup (lazy kernel loads, allocator growth, the first optimiser step): no point pays for the
-    process's first call."""
+    """run's last result and the time columns (nearest-rank median, p10, p90 in ms) of reps timed calls,
+    after one untimed call of warmup (lazy kernel loads, allocator growth, the first optimiser step): no
+    point pays for the process's first call."""
     warmup()
     last = [None]
 
     def call():
         last[0] = run()
     times = call_times(call, reps, device)
-    return last[0], statistics.median(times), quantile(times, 0.1), quantile(times, 0.9)
+    return last[0], {k: v for k, v in sdtw_results.spread(times).items() if k != "reps"}
 
 
 def failure(e):
@@ -73,42 +70,54 @@ def failure(e):
     return "error", f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
 
 
-def series(shape, device, seed):
-    g = torch.Generator(device=device).manual_seed(seed)
-    return torch.randn(*shape, device=device, generator=g)
+def inputs(b, n, d, device):
+    """The point's seed and its x and y (B, N, D) in the one seed scheme (sdtw_results)."""
+    seed = sdtw_results.point_seed(BASE_SEED, b, n, n, d)
+    return seed, sdtw_results.make_inputs(seed, b, n, n, d, device=device)
+
+
+def common(mode, b, n, d, args, seed):
+    """The common columns of a point (time, verification and disposition filled in as it runs)."""
+    return dict(grid="quick" if args.quick else "default", impl="ours", api="functional", mode=mode,
+                device=args.device, dtype="float32", B=b, N=n, M=n, D=d, gamma=GAMMA, bandwidth="none",
+                normalize=False, disposition="passed", reps=args.reps, warmup=1, seed=seed,
+                gpu=str(torch.cuda.current_device()) if args.device == "cuda" else "")
 
 
 def sampled_error(K, X, Y, seed):
     """Largest |error| over largest |value| (as sdtw-bench's value_err) of SAMPLE_PAIRS random entries
-    of K against soft_dtw of those pairs in float64 on the CPU."""
+    of K against soft_dtw of those pairs in float64 on the CPU, and the `verified` text."""
     g = torch.Generator().manual_seed(seed)
     count = min(SAMPLE_PAIRS, K.numel())
     flat = torch.randperm(K.numel(), generator=g)[:count]
     i, j = flat // K.shape[1], flat % K.shape[1]
     ref = sdtw_torch.soft_dtw(X.cpu()[i].double(), Y.cpu()[j].double(), gamma=GAMMA)
     got = K.cpu()[i, j].double()
-    return ((got - ref).abs().max() / ref.abs().max()).item(), f"{count}/{K.numel()} pairs"
+    subsample = " (subsample)" if count < K.numel() else ""
+    return ((got - ref).abs().max() / ref.abs().max()).item(), f"{count}/{K.numel()} pairs{subsample}"
 
 
 def cdist_point(b, n, d, args):
-    row = dict(kind="cdist", B1=b, B2=b, N=n, D=d, value_tol=VALUE_TOL, disposition="passed")
+    start = time.monotonic()
+    seed, (X, Y) = inputs(b, n, d, args.device)
+    row = dict(common("cdist", b, n, d, args, seed), B2=b, value_tol=VALUE_TOL)
     try:
-        X, Y = series((b, n, d), args.device, 0), series((b, n, d), args.device, 1)
         with torch.no_grad():
             run = lambda: sdtw_torch.cdist_soft_dtw(X, Y, gamma=GAMMA)  # noqa: E731
-            K, ms, p10, p90 = measure(run, run, args.reps, args.device)
+            K, times = measure(run, run, args.reps, args.device)
             value_err, verified = sampled_error(K, X, Y, seed=2)
-        row.update(ms=ms, p10_ms=p10, p90_ms=p90, pairs_per_s=b * b / (ms / 1e3), value_err=value_err,
+        row.update(times, pairs_per_s=b * b / (times["time_ms_median"] / 1e3), value_err=value_err,
                    verified=verified)
-        if not value_err <= VALUE_TOL:
-            row.update(disposition="failed", error=f"sampled value error {value_err:.3g} > {VALUE_TOL:g}")
+        disposition, message = sdtw_results.verify.judge(value_err, None, VALUE_TOL, None)
+        row.update(disposition=disposition, message=message and "sampled " + message)
     except Exception as e:
-        row["disposition"], row["error"] = failure(e)
+        row["disposition"], row["message"] = failure(e)
     if (b, n, d) in CDIST_TARGET_MS:
         limit = CDIST_TARGET_MS[(b, n, d)]
         row["target"] = f"ms <= {limit:g}"
-        measured = row.get("ms") if row["disposition"] == "passed" else None  # wrong values meet nothing
+        measured = row.get("time_ms_median") if row["disposition"] == "passed" else None  # wrong values meet nothing
         row["target_met"] = verdict(measured, lambda ms: ms <= limit)
+    row["wall_s"] = time.monotonic() - start
     return row
 
 
@@ -137,23 +146,25 @@ def baseline_barycenter(peers, device):
 
 
 def barycenter_run(fn, b, n, d, args):
-    """One implementation's columns at one point: its data is made anew from one seed, so both
-    implementations get the same series (random walks, so a barycenter has a shape to find)."""
-    S = series((b, n, d), args.device, 3).cumsum(1) * 0.1
+    """One implementation's columns at one point: its series are made anew from the point's seed, so
+    both implementations get the same ones (random walks of x, so a barycenter has a shape to find)."""
+    S = inputs(b, n, d, args.device)[1][0].cumsum(1) * 0.1
     kw = dict(gamma=GAMMA, lr=LR, early_stopping=False)
-    Z, ms, p10, p90 = measure(lambda: fn(S, max_iter=args.iterations, **kw),
-                              lambda: fn(S, max_iter=WARMUP_ITERATIONS, **kw), args.reps, args.device)
-    return dict(ms=ms, p10_ms=p10, p90_ms=p90, ms_per_iter=ms / args.iterations, objective=objective(Z, S),
+    Z, times = measure(lambda: fn(S, max_iter=args.iterations, **kw),
+                       lambda: fn(S, max_iter=WARMUP_ITERATIONS, **kw), args.reps, args.device)
+    return dict(times, ms_per_iter=times["time_ms_median"] / args.iterations, objective=objective(Z, S),
                 disposition="passed")
 
 
 def barycenter_point(b, n, d, args, baseline, why_not):
-    row = dict(kind="barycenter", B=b, N=n, D=d, iterations=args.iterations, lr=LR)
+    start = time.monotonic()
+    row = dict(common("barycenter", b, n, d, args, inputs(b, n, d, "cpu")[0]), verified="off",
+               iterations=args.iterations, lr=LR)
     for prefix, fn in (("", sdtw_torch.softdtw_barycenter), ("baseline_", baseline)):
         try:
-            done = barycenter_run(fn, b, n, d, args) if fn else dict(disposition="not_supported", error=why_not)
+            done = barycenter_run(fn, b, n, d, args) if fn else dict(disposition="not_supported", message=why_not)
         except Exception as e:
-            done = dict(zip(("disposition", "error"), failure(e)))
+            done = dict(zip(("disposition", "message"), failure(e)))
         row.update({prefix + k: v for k, v in done.items()})
     if row["disposition"] == row["baseline_disposition"] == "passed":
         base = row["baseline_objective"]
@@ -164,13 +175,8 @@ def barycenter_point(b, n, d, args, baseline, why_not):
         row["target"] = f"ratio >= {RATIO_MIN:g} and objective_rel_diff <= {OBJECTIVE_REL_MAX:g}"
         row["target_met"] = verdict(row.get("objective_rel_diff"),
                                     lambda diff: diff <= OBJECTIVE_REL_MAX and row["ratio"] >= RATIO_MIN)
+    row["wall_s"] = time.monotonic() - start
     return row
-
-
-def metadata(device, reps):
-    return {"gpu": torch.cuda.get_device_name() if device == "cuda" else "cpu", "commit": commit_label(),
-            "date": datetime.date.today().isoformat(), "gamma": GAMMA, "reps": reps,
-            "method": "cuda-events" if device == "cuda" else "wall-clock"}
 
 
 def main(argv=None):
@@ -186,24 +192,21 @@ def main(argv=None):
         parser.error("--device cuda: torch.cuda.is_available() is False")
     args.iterations = QUICK_ITERATIONS if args.quick else ITERATIONS
     baseline, why_not = baseline_barycenter(args.peers, args.device)
-    meta = metadata(args.device, args.reps)
-    args.out.mkdir(parents=True, exist_ok=True)
+    meta = sdtw_results.collect("features", BASE_SEED, args.device, gamma=GAMMA, reps=args.reps,
+                                timer="cuda-events" if args.device == "cuda" else "wall-clock")
     rows = []
-    with open(args.out / "features.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        points = [(cdist_point, p, ()) for p in (QUICK_CDIST if args.quick else CDIST_GRID)]
-        points += [(barycenter_point, p, (baseline, why_not)) for p in (QUICK_BARYCENTER if args.quick else
-                                                                        BARYCENTER_GRID)]
+    points = [(cdist_point, p, ()) for p in (QUICK_CDIST if args.quick else CDIST_GRID)]
+    points += [(barycenter_point, p, (baseline, why_not)) for p in (QUICK_BARYCENTER if args.quick else
+                                                                    BARYCENTER_GRID)]
+    with sdtw_results.ResultsWriter(args.out / "features.csv", "features", meta, EXTRA_COLUMNS) as writer:
         for point, (b, n, d), extra in points:
-            row = dict(meta, **point(b, n, d, args, *extra))
-            writer.writerow({k: fmt(row.get(k)) for k in COLUMNS})
-            f.flush()
+            row = point(b, n, d, args, *extra)
+            writer.append(row)
             rows.append(row)
-            (args.out / "features.md").write_text(markdown(rows))
+            (args.out / "features.md").write_text(markdown(rows, meta))
             if args.device == "cuda":
                 torch.cuda.empty_cache()  # what a point cached (or an OOM left) is not the next point's
-            print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[3:] if row.get(k) not in (None, "")), flush=True)
+            print(" ".join(f"{k}={fmt(v)}" for k, v in row.items() if v not in (None, "")), flush=True)
     return 0
 
 

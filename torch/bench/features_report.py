@@ -1,19 +1,20 @@
-"""features.md from the rows of features.csv: cdist throughput, barycenter time per iteration against
+"""features.md from features.csv and its sidecar: cdist throughput, barycenter time per iteration against
 softdtw-cuda-torch, the features' targets with met or not met, and how it was all measured.
 
-    python3 torch/bench/features_report.py results/h100/features.csv > results/h100/features.md
+    PYTHONPATH=harness/python python3 torch/bench/features_report.py results/h100/features.csv > features.md
 """
-import csv
 import sys
 
-from step_report import _f, _num
+import sdtw_results
+from step_report import _f, _num, provenance
 
-COLUMNS = (
-    "gpu commit date kind method reps B1 B2 B N D gamma iterations lr ms p10_ms p90_ms pairs_per_s ms_per_iter "
-    "baseline_ms baseline_p10_ms baseline_p90_ms baseline_ms_per_iter ratio objective baseline_objective "
-    "objective_rel_diff verified value_err value_tol target target_met disposition error baseline_disposition "
-    "baseline_error"
+# features.csv's columns after the common ones (mode is cdist or barycenter; B is cdist's B1).
+EXTRA_COLUMNS = (
+    "B2 iterations lr pairs_per_s ms_per_iter baseline_time_ms_median baseline_time_ms_p10 baseline_time_ms_p90 "
+    "baseline_ms_per_iter ratio objective baseline_objective objective_rel_diff target target_met "
+    "baseline_disposition baseline_message"
 ).split()
+COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
 BASELINE = "softdtw-cuda-torch"
 # The barycenter limits, here so that features.py and the paper read one source.
 RATIO_MIN, OBJECTIVE_REL_MAX = 20.0, 1e-3
@@ -33,17 +34,17 @@ METHOD = {
 }
 
 
-def method_text(row, kinds=tuple(METHOD)):
-    """How the points of row's run were measured, for the kinds named."""
-    timer = TIMERS.get(row.get("method"), row.get("method", "?"))
+def method_text(meta, kinds=tuple(METHOD)):
+    """How the points of a run (its metadata) were measured, for the kinds named."""
+    timer = TIMERS.get(meta.get("timer"), meta.get("timer", "?"))
     return " ".join([f"One Python process; per point and implementation one untimed warm-up call, then {timer}, "
-                     f"median of {row.get('reps', '?')} calls (p10-p90 beside it, nearest rank: with few calls, "
+                     f"median of {meta.get('reps', '?')} calls (p10-p90 beside it, nearest rank: with few calls, "
                      "the fastest and the slowest)."] + [METHOD[k] for k in kinds])
 
 
 def where(row):
-    if row["kind"] == "cdist":
-        return f"cdist {row['B1']} x {row['B2']} pairs, N = M = {row['N']}, D = {row['D']}"
+    if row["mode"] == "cdist":
+        return f"cdist {row['B']} x {row['B2']} pairs, N = M = {row['N']}, D = {row['D']}"
     return f"barycenter of {row['B']} series, N = {row['N']}, D = {row['D']}, {row['iterations']} iterations"
 
 
@@ -53,7 +54,7 @@ def met_word(target_met):
 
 
 def target_line(row):
-    got = (f"{_f(_num(row, 'ms'))} ms" if row["kind"] == "cdist" else
+    got = (f"{_f(_num(row, 'time_ms_median'))} ms" if row["mode"] == "cdist" else
            f"{_f(_num(row, 'ratio'))}x faster per iteration, objective rel. diff. "
            f"{_f(_num(row, 'objective_rel_diff'))}")
     verdict = met_word(row["target_met"])
@@ -70,8 +71,8 @@ def cdist_table(rows):
     lines = ["| B1 x B2 | N = M | D | ms (p10-p90) | pairs/s | verified | max rel. err | check |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['B1']} x {r['B2']} | {r['N']} | {r['D']} | {_f(_num(r, 'ms'))} "
-                     f"({_f(_num(r, 'p10_ms'))}-{_f(_num(r, 'p90_ms'))}) | {_f(_num(r, 'pairs_per_s'))} | "
+        lines.append(f"| {r['B']} x {r['B2']} | {r['N']} | {r['D']} | {_f(_num(r, 'time_ms_median'))} "
+                     f"({_f(_num(r, 'time_ms_p10'))}-{_f(_num(r, 'time_ms_p90'))}) | {_f(_num(r, 'pairs_per_s'))} | "
                      f"{r['verified'] or '-'} | {_f(_num(r, 'value_err'), 2)} | {status(r)} |")
     return lines
 
@@ -98,26 +99,24 @@ def barycenter_table(rows):
     return lines
 
 
-def markdown(rows):
+def markdown(rows, meta):
     rows = [{k: ("" if r.get(k) is None else str(r.get(k))) for k in COLUMNS} for r in rows]
-    head = rows[0] if rows else {}
     lines = ["# Pairwise soft-DTW and barycenters (torch/bench/features.py)", "",
-             f"GPU {head.get('gpu', '?')}, commit {head.get('commit', '?')}, {head.get('date', '?')}. Method: "
-             + method_text(head), "", "Targets (stated for the H100):", ""]
+             f"{provenance(meta)}. Method: " + method_text(meta), "", "Targets (stated for the H100):", ""]
     targets = [r for r in rows if r["target"]]
     lines += [target_line(r) for r in targets] or ["- none of the target points is in this run"]
     for kind, table in (("cdist", cdist_table), ("barycenter", barycenter_table)):
-        mine = [r for r in rows if r["kind"] == kind]
+        mine = [r for r in rows if r["mode"] == kind]
         if mine:
             lines += ["", f"## {kind}", ""] + table(mine)
-    errors = [(r, p) for r in rows for p in ("", "baseline_") if r[p + "error"]]
+    errors = [(r, p) for r in rows for p in ("", "baseline_") if r[p + "message"]]
     if errors:
         lines += ["", "Not measured or failed:", ""] + [
             f"- {where(r)}, {BASELINE if p else 'ours'}: {r[p + 'disposition']}: "
-            f"{r[p + 'error']}" for r, p in errors]
+            f"{r[p + 'message']}" for r, p in errors]
     return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-    with open(sys.argv[1], newline="") as f:
-        sys.stdout.write(markdown(list(csv.DictReader(f))))
+    rows, sidecar = sdtw_results.read_results(sys.argv[1])
+    sys.stdout.write(markdown(rows, (sidecar or {}).get("metadata", {})))

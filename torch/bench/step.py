@@ -8,25 +8,22 @@ and step memory (peak minus allocated before the step) in bytes per DP cell, wit
 the peak by who allocated them. At the torch.compile points the same step with torch's own
 mse_loss (api torch-mse) measures what the host adds to any loss, by the same method.
 
-    python3 torch/bench/step.py --out results/h100     # writes step.csv and step.md there
+    PYTHONPATH=harness/python:torch/python python3 torch/bench/step.py --out results/h100   # step.csv, step.json, step.md
+
+step.csv is a results file of sdtw_results' schema: time_ms_* are the eager step's, step_peak_mb the
+step's own memory, abs_peak_mb the point's absolute peak; then the columns of EXTRA_COLUMNS.
 """
 import argparse
-import csv
-import datetime
 import math
-import os
-import statistics
 import sys
+import time
 from pathlib import Path
 
 import torch
 
+import sdtw_results
 import sdtw_torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # baselines/, after everything else
-from baselines.originals.metadata import commit_label  # noqa: E402
-from step_report import REFERENCE_API, STEPS, WARMUP, markdown  # noqa: E402
+from step_report import REFERENCE_API, STEPS, WARMUP, markdown
 
 POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
 COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
@@ -37,12 +34,13 @@ PEAK_PARTS = (
     ("cost", ("sqeuclidean_cost_cuda",)),
     ("state", ("sqeuclidean_forward_cuda", "cost_forward_cuda")),
 )
-COLUMNS = (
-    "gpu commit date warmup steps B N M D api mode precision eager_ms eager_p10_ms eager_p90_ms graph_ms compile_ms "
-    "kernel_ms launches memsets eager_over_graph compile_over_graph step_bytes xy_bytes bytes_per_cell "
-    "state_bytes_per_cell peak_state_bpc peak_cost_bpc peak_alignment_bpc peak_other_bpc peak_rounding_bpc "
-    "compile_skips disposition error"
+EXTRA_COLUMNS = (
+    "precision graph_ms compile_ms kernel_ms launches memsets eager_over_graph compile_over_graph step_bytes xy_bytes "
+    "bytes_per_cell state_bytes_per_cell peak_state_bpc peak_cost_bpc peak_alignment_bpc peak_other_bpc "
+    "peak_rounding_bpc compile_skips"
 ).split()
+COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
+BASE_SEED, GAMMA, MIB = 0, 1.0, float(1 << 20)
 
 
 def mse_per_pair(x, y):
@@ -86,11 +84,6 @@ def timed(run, steps):
         end.synchronize()
         times.append(start.elapsed_time(end))
     return times
-
-
-def quantile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def eager_times(step, x0, y0, warmup, steps):
@@ -161,7 +154,8 @@ def profile_loss(step, x0, y0):
 
 
 def step_memory(step, x0, y0):
-    """Peak minus allocated before the step, the bytes of x- and y-shaped tensors live at the peak
+    """Peak minus allocated before the step, the absolute peak since the point started (what was
+    allocated before included), the bytes of x- and y-shaped tensors live at the peak
     (gradients, and casts where autocast makes any; none when the peak comes before the gradients exist),
     and the bytes live at the peak by who allocated them (PEAK_PARTS; 'rounding' is the
     allocator's block rounding: the measured peak less the traced one)."""
@@ -169,18 +163,20 @@ def step_memory(step, x0, y0):
     step(x, y)  # warm the caches of this shape
     x, y = leaves(x0, y0)
     torch.cuda.synchronize()
+    absolute = torch.cuda.max_memory_allocated()
     torch.cuda.memory._record_memory_history(max_entries=100000, stacks="all")
     try:
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
         step(x, y)
         torch.cuda.synchronize()
+        absolute = max(absolute, torch.cuda.max_memory_allocated())
         peak = torch.cuda.max_memory_allocated() - before
         trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
     finally:
         torch.cuda.memory._record_memory_history(enabled=None)
     parts = peak_parts(trace, peak)
-    return peak, parts["xy"], parts
+    return peak, absolute, parts["xy"], parts
 
 
 def peak_parts(trace, peak):
@@ -203,53 +199,59 @@ def peak_parts(trace, peak):
     return parts
 
 
-def run_point(args, b, n, d, api, mode, precision, meta):
-    row = dict(meta, B=b, N=n, M=n, D=d, api=api, mode=mode, precision=precision, disposition="passed", error="")
+def point_row(args, b, n, d, api, mode, precision):
+    """The common columns of a point before it runs (the eager step's time and memory fill the rest)."""
+    impl = "torch-mse" if api == REFERENCE_API else f"ours_{mode}"
+    return dict(grid=args.grid, impl=impl, api=api, mode="" if api == REFERENCE_API else mode, device="cuda",
+                dtype="float32" if precision == "float32" else "bfloat16", B=b, N=n, M=n, D=d, gamma=GAMMA,
+                bandwidth="none", normalize=False, disposition="passed", warmup=args.warmup, verified="off",
+                seed=sdtw_results.point_seed(BASE_SEED, b, n, n, d), gpu=str(torch.cuda.current_device()),
+                precision=precision)
+
+
+def run_point(args, b, n, d, api, mode, precision):
+    start = time.monotonic()
+    row = point_row(args, b, n, d, api, mode, precision)
     dtype = torch.float32 if precision == "float32" else torch.bfloat16
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    x0 = torch.randn(b, n, d, device="cuda", generator=gen).to(dtype)
-    y0 = torch.randn(b, n, d, device="cuda", generator=gen).to(dtype)
-    loss_fn = loss_function(api, mode)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()  # the absolute peak counts from the point's start
+    x0, y0 = sdtw_results.make_inputs(row["seed"], b, n, n, d, dtype=dtype, device="cuda")
+    loss_fn = loss_function(api, mode, GAMMA)
     step = make_step(loss_fn, precision)
     cells = b * n * n
     try:
         eager = eager_times(step, x0, y0, args.warmup, args.steps)
         graph = graph_times(step, x0, y0, args.warmup, args.steps)
         kernel_ms, launches, memsets = profile_loss(step, x0, y0)
-        peak, xy, parts = step_memory(step, x0, y0)
+        peak, absolute, xy, parts = step_memory(step, x0, y0)
         row.update({f"peak_{part}_bpc": parts[part] / cells for part in ("state", "cost", "alignment", "other",
                                                                         "rounding")})
+        graph_ms = sdtw_results.nearest_rank(graph, 0.5)
         row.update(
-            eager_ms=statistics.median(eager), eager_p10_ms=quantile(eager, 0.1), eager_p90_ms=quantile(eager, 0.9),
-            graph_ms=statistics.median(graph), kernel_ms=kernel_ms, launches=launches, memsets=memsets,
-            step_bytes=peak, xy_bytes=xy, bytes_per_cell=(peak - xy) / cells,
+            **sdtw_results.spread(eager), graph_ms=graph_ms, kernel_ms=kernel_ms, launches=launches,
+            memsets=memsets, step_bytes=peak, xy_bytes=xy, step_peak_mb=peak / MIB, abs_peak_mb=absolute / MIB,
+            bytes_per_cell=(peak - xy) / cells,
             state_bytes_per_cell=(sdtw_torch._library.cuda_state_bytes(b, n, n, d, -1, False) / cells
                                   if api != REFERENCE_API else 0.0),
         )
-        row["eager_over_graph"] = row["eager_ms"] / row["graph_ms"]
+        row["eager_over_graph"] = row["time_ms_median"] / graph_ms
         if (b, n, d) in args.compile_points and precision == "float32":
             times, skips = compile_times(loss_fn, precision, x0, y0, args.warmup, args.steps)
-            row.update(compile_ms=statistics.median(times), compile_skips=skips)
-            row["compile_over_graph"] = row["compile_ms"] / row["graph_ms"]
+            row.update(compile_ms=sdtw_results.nearest_rank(times, 0.5), compile_skips=skips)
+            row["compile_over_graph"] = row["compile_ms"] / graph_ms
     except torch.cuda.OutOfMemoryError as e:
-        row.update(disposition="out_of_memory", error=str(e).splitlines()[0][:200])
+        row.update(disposition="out_of_memory", message=str(e).splitlines()[0][:200])
     except Exception as e:  # a failed point is a row, never a lost sweep
-        row.update(disposition="error", error=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        row.update(disposition="error", message=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
     torch.cuda.empty_cache()
+    row["wall_s"] = time.monotonic() - start
     return row
 
 
-def metadata(args):
-    return {"gpu": torch.cuda.get_device_name(), "commit": commit_label(), "date": datetime.date.today().isoformat(),
-            "warmup": args.warmup, "steps": args.steps}
-
-
 def fmt(value):
-    """CSV text of a value; floats with 10 digits, so that a column read back judges as the value did
-    (objectives compared to 1e-3, bytes per cell next to a bound)."""
-    if isinstance(value, float):
-        return f"{value:.10g}" if math.isfinite(value) else str(value)
-    return "" if value is None else str(value)
+    """A value as step.csv writes it (sdtw_results: 10 digits, so that a column read back judges as the
+    value did: bytes per cell next to a bound)."""
+    return sdtw_results.schema.text(value)
 
 
 def main(argv=None):
@@ -263,6 +265,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=WARMUP)
     parser.add_argument("--steps", type=int, default=STEPS)
     args = parser.parse_args(argv)
+    args.grid = "points" if args.points else "default"
     parse = lambda s: tuple(tuple(int(v) for v in p.split(",")) for p in s.split(";") if p)  # noqa: E731
     points = parse(args.points) if args.points else POINTS
     args.compile_points = parse(args.compile_points) if args.compile_points else COMPILE_POINTS
@@ -270,36 +273,25 @@ def main(argv=None):
         parser.error("--steps must be >= 20 (median and spread need enough steps)")
     if not torch.cuda.is_available():
         parser.error("needs a CUDA device (torch.cuda.is_available() is False)")
-    meta = metadata(args)
-    args.out.mkdir(parents=True, exist_ok=True)
+    meta = sdtw_results.collect("step", BASE_SEED, "cuda", steps=args.steps, warmup=args.warmup)
     rows = []
-    for b, n, d in points:
-        for api in args.apis.split(","):
-            for mode in args.modes.split(","):
-                for precision in args.precisions.split(","):
-                    record(args.out, rows, run_point(args, b, n, d, api, mode, precision, meta))
-        if (b, n, d) in args.compile_points:
-            record(args.out, rows, run_point(args, b, n, d, REFERENCE_API, "-", "float32", meta))
+    with sdtw_results.ResultsWriter(args.out / "step.csv", "step", meta, EXTRA_COLUMNS) as writer:
+        for b, n, d in points:
+            for api in args.apis.split(","):
+                for mode in args.modes.split(","):
+                    for precision in args.precisions.split(","):
+                        record(writer, rows, run_point(args, b, n, d, api, mode, precision))
+            if (b, n, d) in args.compile_points:
+                record(writer, rows, run_point(args, b, n, d, REFERENCE_API, "fused", "float32"))
     return 0
 
 
-def record(out, rows, row):
-    """Adds a finished row, prints it and rewrites the files."""
+def record(writer, rows, row):
+    """Appends a finished row to step.csv, prints it and rewrites step.md."""
+    writer.append(row)
     rows.append(row)
-    print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS[5:]), flush=True)
-    write(out, rows)
-
-
-def write(out, rows):
-    """step.csv and step.md with every finished row, replaced whole (a killed run keeps its rows)."""
-    tmp = out / "step.csv.tmp"
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: fmt(row.get(k)) for k in COLUMNS})
-    os.replace(tmp, out / "step.csv")
-    (out / "step.md").write_text(markdown(rows))
+    print(" ".join(f"{k}={fmt(row.get(k))}" for k in COLUMNS if row.get(k) not in (None, "")), flush=True)
+    (writer.path.parent / "step.md").write_text(markdown(rows, writer.metadata))
 
 
 if __name__ == "__main__":

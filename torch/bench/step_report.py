@@ -1,14 +1,15 @@
-"""step.md from the rows of step.csv: the step's times, launches and an account of its memory.
+"""step.md from step.csv and its sidecar: the step's times, launches and an account of its memory.
 
-    python3 torch/bench/step_report.py results/h100/step.csv > results/h100/step.md
+    PYTHONPATH=harness/python python3 torch/bench/step_report.py results/h100/step.csv > results/h100/step.md
 """
-import csv
 import sys
+
+import sdtw_results
 
 EAGER_OVER_GRAPH_MAX = 1.3
 LAUNCHES_MAX = {"fused": 4, "unfused": 6}
 BYTES_PER_CELL_MAX = {"fused": 4.5, "unfused": 12.5}  # at N >= 512
-WARMUP, STEPS = 5, 30  # step.py's defaults; its rows record the counts they ran with
+WARMUP, STEPS = 5, 30  # step.py's defaults; its rows record the counts they ran with (warmup, reps)
 
 
 def _num(row, key):
@@ -75,17 +76,17 @@ def verdicts(row):
 
 def eager_minus_graph(row):
     """ms the eager step spends beyond its graph replay: the host's part of the step."""
-    return _num(row, "eager_ms") - _num(row, "graph_ms")
+    return _num(row, "time_ms_median") - _num(row, "graph_ms")
 
 
 def counts(row):
     """The method text's warm-up and timed-step counts, from the row (step.py records them) or said to be
     missing (older rows)."""
-    if not (row.get("warmup") and row.get("steps")):
+    if not (row.get("warmup") and row.get("reps")):
         return (f"the warm-up and timed-step counts are not recorded in this file (step.py's defaults: {WARMUP} "
                 f"untimed warm-up steps, then {STEPS} timed)")
     return (f"per point, eager, graph and compile each run {row['warmup']} untimed warm-up steps (graph: after 3 "
-            f"steps on a side stream and the capture; compile: at least 3), then {row['steps']} timed steps")
+            f"steps on a side stream and the capture; compile: at least 3), then {row['reps']} timed steps")
 
 
 def reference_table(rows):
@@ -111,21 +112,27 @@ def reference_table(rows):
     ]
     for r in refs:
         lines.append(
-            f"| {r['B']} | {r['N']} | {r['D']} | {_f(_num(r, 'eager_ms'))} ({_f(_num(r, 'eager_p10_ms'))}-"
-            f"{_f(_num(r, 'eager_p90_ms'))}) | {_f(_num(r, 'graph_ms'))} | {_f(eager_minus_graph(r))} | "
+            f"| {r['B']} | {r['N']} | {r['D']} | {_f(_num(r, 'time_ms_median'))} ({_f(_num(r, 'time_ms_p10'))}-"
+            f"{_f(_num(r, 'time_ms_p90'))}) | {_f(_num(r, 'graph_ms'))} | {_f(eager_minus_graph(r))} | "
             f"{_f(_num(r, 'compile_ms'))} | {_f(_num(r, 'kernel_ms'))} | {r.get('launches', '')} "
             f"(+{r.get('memsets', '')}) |"
         )
     return lines
 
 
-def markdown(rows):
+def provenance(meta):
+    """"GPU g, commit c (modified tree), date" from a results file's metadata."""
+    dirty = " (modified tree)" if meta.get("dirty") == "true" else ""
+    return f"GPU {meta.get('gpu') or '?'}, commit {meta.get('commit', '?')}{dirty}, {meta.get('date', '?')}"
+
+
+def markdown(rows, meta):
     rows = [{k: ("" if v is None else str(v)) for k, v in r.items()} for r in rows]
     head = rows[0] if rows else {}
     lines = [
         "# The user's training step (torch/bench/step.py)",
         "",
-        f"GPU {head.get('gpu', '?')}, commit {head.get('commit', '?')}, {head.get('date', '?')}. Method: one Python "
+        f"{provenance(meta)}. Method: one Python "
         "process; each step makes fresh leaf copies of x and y and runs `loss.sum().backward()`; "
         f"{counts(head)}; times are CUDA events around each step (median of "
         "the timed steps, p10-p90 beside it). Graph: the same step, copies included, captured once and replayed. "
@@ -157,7 +164,7 @@ def markdown(rows):
         state, cost, alignment, other, rounding, over_model = account(r)
         lines.append(
             f"| {r['B']} | {r['N']} | {r['D']} | {r['api']} | {r['mode']} | {r['precision']} | "
-            f"{_f(_num(r, 'eager_ms'))} ({_f(_num(r, 'eager_p10_ms'))}-{_f(_num(r, 'eager_p90_ms'))}) | "
+            f"{_f(_num(r, 'time_ms_median'))} ({_f(_num(r, 'time_ms_p10'))}-{_f(_num(r, 'time_ms_p90'))}) | "
             f"{_f(_num(r, 'graph_ms'))} | {_f(eager_minus_graph(r))} | {_f(_num(r, 'compile_ms'))} | "
             f"{_f(_num(r, 'kernel_ms'))} | "
             f"{_f(_num(r, 'eager_over_graph'))} | {_f(_num(r, 'compile_over_graph'))} | "
@@ -167,14 +174,14 @@ def markdown(rows):
             f"{verdicts(r)} |"
         )
     lines += reference_table(rows)
-    errors = [r for r in rows if r.get("error")]
+    errors = [r for r in rows if r.get("message")]
     if errors:
         lines += ["", "Errors:", ""] + [
-            f"- ({r['B']}, {r['N']}, {r['D']}) {r['api']} {r['mode']} {r['precision']}: {r['error']}" for r in errors
+            f"- ({r['B']}, {r['N']}, {r['D']}) {r['api']} {r['mode']} {r['precision']}: {r['message']}" for r in errors
         ]
     return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-    with open(sys.argv[1], newline="") as f:
-        sys.stdout.write(markdown(list(csv.DictReader(f))))
+    rows, sidecar = sdtw_results.read_results(sys.argv[1])
+    sys.stdout.write(markdown(rows, (sidecar or {}).get("metadata", {})))

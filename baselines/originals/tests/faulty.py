@@ -49,8 +49,7 @@ IMPLEMENTATIONS = [
     Impl("oom", None, _wrap(_oom), needs_cuda=False),
     Impl("dies", None, _wrap(_die), needs_cuda=False),
     Impl("hangs", None, _wrap(_hang), needs_cuda=False),
-    Impl("off_judged", None, _wrap(_none, scale=1.01), needs_cuda=False, judged=True),
-    Impl("off_recorded", None, _wrap(_none, scale=1.01), needs_cuda=False),
+    Impl("off", None, _wrap(_none, scale=1.01), needs_cuda=False),
     Impl("broken_import", None, _broken_import, needs_cuda=False),
     Impl("cuda_only", None, _wrap(_none)),
 ]

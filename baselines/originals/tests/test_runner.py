@@ -2,8 +2,6 @@
 misbehaving implementations (faulty.py): every failure is a row with a disposition, a process that
 dies or hangs costs one point, the CSV has the documented columns; and its parts: the grids of the
 config, the float64 reference against an independent numpy one."""
-import csv
-import json
 import os
 import subprocess
 import sys
@@ -15,20 +13,23 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "torch/python"), str(ROOT / "torch/tests/python")]
+# baselines/ is imported from the project's root, which is never on a tool's path (its torch/ folder).
+sys.path[:0] = [str(ROOT), str(ROOT / "torch/tests/python")]
 
-from baselines.originals import config, runner, verify  # noqa: E402
+import sdtw_results  # noqa: E402
+from sdtw_results import verify  # noqa: E402
+from baselines.originals import config, runner  # noqa: E402
 from baselines.originals.implementations import CUDA_ONLY  # noqa: E402
 import reference as numpy_reference  # noqa: E402  (torch/tests/python/reference.py)
 
 PEERS = ROOT.parent / "shared/peers"
 ORIGINALS = ["sdtw_cuda_torch_fused", "sdtw_cuda_torch_unfused", "pytorch_softdtw_cuda", "pysdtw"]
-FAULTY = ["raises", "oom", "dies", "hangs", "off_judged", "off_recorded", "broken_import", "cuda_only"]
+FAULTY = ["raises", "oom", "dies", "hangs", "off", "broken_import", "cuda_only"]
 TIMEOUT = 4
 
 
 def run(tmp, *extra):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "torch/python")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     return subprocess.run([sys.executable, "-m", "baselines.originals", *extra], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
 
@@ -47,20 +48,23 @@ def result(tmp_path_factory):
         args += ["--peers", str(PEERS)]
     proc = run(tmp, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    with open(tmp / "out/originals.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
-    meta = json.loads((tmp / "out/originals.json").read_text())
-    return {(r["impl"], int(r["N"])): r for r in rows}, rows, meta, proc.stdout
+    rows, meta = sdtw_results.read_results(tmp / "out/originals.csv")
+    return {(r["impl"], int(r["N"])): r for r in rows}, rows, meta, proc.stdout, tmp / "work"
 
 
 def test_one_row_per_implementation_and_point(result):
-    index, rows, meta, _ = result
-    assert list(rows[0]) == runner.COLUMNS
+    index, rows, meta = result[:3]
+    assert list(rows[0]) == runner.COLUMNS == sdtw_results.COLUMNS + ["resident_mb"]
     assert len(rows) == len(index) == 2 * (2 + len(ORIGINALS) + len(FAULTY))  # the repeated grid point: once
-    assert {r["method"] for r in rows} == {runner.METHOD}
-    assert {r["disposition"] for r in rows} <= set(runner.DISPOSITIONS)
+    assert {r["tool"] for r in rows} == {"originals"} and meta["metadata"]["method"] == runner.METHOD
+    assert {r["disposition"] for r in rows} <= set(sdtw_results.DISPOSITIONS)
     assert {r["grid"] for r in rows} == {"tiny"} and {r["device"] for r in rows} == {"cpu"}
-    assert meta["columns"] == runner.COLUMNS and len(meta["rows"]) == len(rows)
+    assert meta["columns"] == runner.COLUMNS and meta["schema"] == sdtw_results.SCHEMA
+    for r in rows:
+        assert r["seed"] == str(sdtw_results.point_seed(3, int(r["B"]), int(r["N"]), int(r["M"]), int(r["D"])))
+        assert r["gpu"] == "" and r["api"] == "module" and r["bandwidth"] == "none" and r["normalize"] == "false"
+    assert index[("ours_fused", 16)]["mode"] == "fused" and index[("ours_unfused", 16)]["mode"] == "unfused"
+    assert index[("pysdtw", 16)]["mode"] == ""
 
 
 def test_ours_is_measured_and_verified(result):
@@ -73,7 +77,7 @@ def test_ours_is_measured_and_verified(result):
             assert r["value_tol"] == "1e-05" and r["grad_tol"] == "0.0001"
             assert 2 <= int(r["reps"]) <= 4 and int(r["warmup"]) == 1 and r["verified"] == f"{b}/{b}"
             assert float(r["time_ms_p10"]) <= float(r["time_ms_median"]) <= float(r["time_ms_p90"])
-            assert r["peak_mb"] == "" and r["step_mb"] == ""  # no allocator counters on the CPU
+            assert r["abs_peak_mb"] == "" and r["step_peak_mb"] == ""  # no allocator counters on the CPU
 
 
 def test_originals_are_not_supported_without_cuda(result):
@@ -101,19 +105,19 @@ def test_every_failure_is_a_row_and_the_next_point_runs(result):
         assert r["disposition"] == "error" and "import: ImportError: no module named synthetic_original" in r["message"]
 
 
-def test_errors_are_judged_for_ours_and_recorded_for_the_originals(result):
-    index = result[0]
-    judged, recorded = index[("off_judged", 24)], index[("off_recorded", 24)]
-    assert judged["disposition"] == "failed" and "value error" in judged["message"]
-    assert float(judged["value_err"]) > 1e-3
-    assert recorded["disposition"] == "passed" and recorded["value_tol"] == "" and recorded["message"] == ""
-    assert float(recorded["value_err"]) == pytest.approx(float(judged["value_err"]))
+def test_every_implementation_is_judged_against_the_stated_tolerance(result):
+    off = result[0][("off", 24)]  # ours on inputs scaled by 1.01: ran, but the wrong answer
+    assert off["disposition"] == "failed" and off["message"].startswith("value error ")
+    assert float(off["value_err"]) > 1e-3 and "gradient rel-L2 error" in off["message"]
+    assert off["value_tol"] == "1e-05" and off["grad_tol"] == "0.0001" and off["verified"] == "3/3"
 
 
 def test_metadata_names_versions_and_commits(result):
     meta = result[2]["metadata"]
-    for key in ("gpu", "driver", "torch", "numba", "cuda", "git_commit", "date", "method", "method_text", "reference"):
+    for key in ("tool", "command", "commit", "dirty", "date", "host", "torch", "numba", "method", "method_text",
+                "reference"):
         assert meta.get(key), key
+    assert (meta["gpu"], meta["gpu_count"], meta["driver"], meta["cuda"], meta["seed"]) == ("", 0, "", "", 3)
     assert meta["method"] == runner.METHOD and meta["settings"]["gamma"] == 0.5 and meta["complete"] is True
     assert set(meta["originals"]) == {"pytorch-softdtw-cuda", "sdtw-cuda-torch", "pysdtw"}
     if PEERS.is_dir():
@@ -155,8 +159,8 @@ def test_bad_config_names_the_setting(tmp_path):
 
 @pytest.mark.parametrize("b,n,m,d,gamma", [(1, 5, 5, 1, 1.0), (3, 7, 7, 3, 0.1), (2, 12, 12, 4, 0.01)])
 def test_reference_matches_an_independent_float64_one(b, n, m, d, gamma):
-    x, y = verify.make_inputs(b, n, d, seed=b + n)
-    pairs = verify.verified_pairs(b, n, 10 ** 9)
+    x, y = sdtw_results.make_inputs(b + n, b, n, m, d)
+    pairs = verify.verified_pairs(b, n, m, 10 ** 9)
     values, gx, gy = verify.reference(x, y, pairs, gamma)
     for k, i in enumerate(pairs):
         v, rgx, rgy = numpy_reference.sdtw_xy(x[i].numpy(), y[i].numpy(), gamma)
@@ -165,27 +169,26 @@ def test_reference_matches_an_independent_float64_one(b, n, m, d, gamma):
         np.testing.assert_allclose(gy[k].numpy(), rgy, rtol=1e-8, atol=1e-10)
 
 
-def test_verified_pairs_and_errors():
-    assert verify.verified_pairs(32, 2048, 1 << 25) == [0, 4, 8, 12, 16, 20, 24, 28]
-    assert verify.verified_pairs(1, 8192, 1 << 25) == [0]
-    r = (torch.tensor([2.0, -4.0], dtype=torch.float64), torch.ones(2, 3, 1, dtype=torch.float64),
-         torch.ones(2, 3, 1, dtype=torch.float64))
-    out = (torch.tensor([2.0, -3.0]), torch.full((2, 3, 1), 1.5), torch.ones(2, 3, 1))
-    assert verify.errors(out, r) == pytest.approx((0.25, 0.5))
-    assert verify.judge(True, 2e-5, 0.0)[0] == "failed" and verify.judge(False, 10.0, 10.0)[0] == "passed"
-    assert verify.judge(False, float("nan"), 0.0)[0] == "failed"
+def test_ours_sees_the_inputs_of_the_one_seed_scheme(result):
+    """The values ours saved at the first point (B=2, N=16, D=3) are soft_dtw of sdtw_results.make_inputs at
+    the point's seed: the inputs sdtw-bench draws there too."""
+    import sdtw_torch
+    x, y = sdtw_results.make_inputs(sdtw_results.point_seed(3, 2, 16, 16, 3), 2, 16, 16, 3)
+    saved = torch.load(result[4] / "outputs/ours_fused/0.pt")
+    torch.testing.assert_close(saved["values"], sdtw_torch.soft_dtw(x, y, gamma=0.5), rtol=1e-6, atol=0)
+    other = sdtw_results.make_inputs(sdtw_results.point_seed(4, 2, 16, 16, 3), 2, 16, 16, 3)
+    assert not torch.allclose(saved["values"], sdtw_torch.soft_dtw(*other, gamma=0.5), rtol=1e-3)
 
 
 def test_a_spent_budget_leaves_rows_not_a_gap(tmp_path):
     proc = run(tmp_path, "--quick", "--device", "cpu", "--impl", "ours_fused,pysdtw", "--budget-seconds", "1e-9",
                "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    with open(tmp_path / "originals.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows, side = sdtw_results.read_results(tmp_path / "originals.csv")
     assert len(rows) == 4
     for r in rows:
         if r["impl"] == "ours_fused":
             assert r["disposition"] == "error" and r["message"].startswith("not run: the run's budget of 1e-09 s")
         else:
             assert r["disposition"] == "not_supported"
-    assert json.loads((tmp_path / "originals.json").read_text())["metadata"]["complete"] is True
+    assert side["metadata"]["complete"] is True

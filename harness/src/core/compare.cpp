@@ -76,8 +76,8 @@ CompareReport compare_tables(const Table& a, const Table& b, double mem_tol, dou
     const auto& db = b.at(rb, "disposition");
     e.a_ms = number(a, ra, "time_ms_median");
     e.b_ms = number(b, rb, "time_ms_median");
-    const auto a_lo = number(a, ra, "time_ms_min"), a_hi = number(a, ra, "time_ms_max");
-    const auto b_lo = number(b, rb, "time_ms_min"), b_hi = number(b, rb, "time_ms_max");
+    const auto a_lo = number(a, ra, "time_ms_p10"), a_hi = number(a, ra, "time_ms_p90");
+    const auto b_lo = number(b, rb, "time_ms_p10"), b_hi = number(b, rb, "time_ms_p90");
     if (da != db) e.note = da + " -> " + db;
     if (e.a_ms && e.b_ms && *e.a_ms > 0 && a_lo && a_hi && b_lo && b_hi) {
       e.time_ratio = *e.b_ms / *e.a_ms;
@@ -94,8 +94,8 @@ CompareReport compare_tables(const Table& a, const Table& b, double mem_tol, dou
     } else {
       e.time_verdict = "n/a";
     }
-    e.a_mb = number(a, ra, "peak_mb");
-    e.b_mb = number(b, rb, "peak_mb");
+    e.a_mb = number(a, ra, "abs_peak_mb");
+    e.b_mb = number(b, rb, "abs_peak_mb");
     if (e.a_mb && e.b_mb && *e.a_mb > 0) {
       e.mem_ratio = *e.b_mb / *e.a_mb;
       if (*e.mem_ratio > 1 + mem_tol) {

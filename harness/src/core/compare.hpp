@@ -1,6 +1,6 @@
 #pragma once
 // Regression tracking between two result files: per point (matched by key), time and memory
-// ratios B/A with a verdict. Time noise is each side's [min, max] spread over its reps: the
+// ratios B/A with a verdict. Time noise is each side's [p10, p90] spread over its reps: the
 // intervals overlapping means "same"; otherwise "faster" or "slower". Memory is deterministic
 // up to allocator rounding: within `mem_tolerance` (relative) is "same".
 #include <optional>

@@ -23,7 +23,10 @@ Table merge_tables(const std::vector<Table>& inputs) {
   for (size_t f = 0; f < inputs.size(); ++f) {
     if (inputs[f].header != out.header)
       throw std::runtime_error("merge: input " + std::to_string(f + 1) + " has a different column schema");
-    for (size_t r = 0; r < inputs[f].rows.size(); ++r) refs.push_back({std::stol(inputs[f].at(r, "point")), f, r});
+    // A sweep's rows in point order; another tool's file has no point column: its rows in file order.
+    const bool points = inputs[f].column("point") >= 0;
+    for (size_t r = 0; r < inputs[f].rows.size(); ++r)
+      refs.push_back({points ? std::stol(inputs[f].at(r, "point")) : 0L, f, r});
   }
   std::stable_sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
     if (a.point != b.point) return a.point < b.point;

@@ -96,6 +96,16 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+namespace {
+std::vector<std::string>& command_storage() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+}  // namespace
+
+void record_command_line(int argc, char** argv) { command_storage().assign(argv, argv + argc); }
+const std::vector<std::string>& command_line() { return command_storage(); }
+
 nlohmann::json host_metadata() {
   nlohmann::json j;
   j["compiler"] = SDTW_BENCH_CXX_COMPILER;

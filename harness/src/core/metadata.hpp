@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sdtw::bench {
 
@@ -25,6 +26,10 @@ struct GitInfo {
 GitInfo git_info(const std::string& source_dir);
 
 std::string utc_now_iso8601();
+
+// The command line as run (the sidecar's "command"), recorded once by main().
+void record_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
 
 // Compiler, build type, host name and CPU model; the caller adds device and library versions.
 nlohmann::json host_metadata();

@@ -41,6 +41,12 @@ std::string point_key(const Point& p) {
   return key;
 }
 
+ApiMode api_and_mode(const std::string& impl) {
+  if (impl == "ours_fused") return {"functional", "fused"};
+  if (impl == "ours_unfused") return {"functional", "unfused"};
+  return {"functional", ""};
+}
+
 std::string describe(const Point& p) {
   std::string s = p.impl + " " + p.device + " " + p.dtype + " B=" + std::to_string(p.batch) +
                   " N=" + std::to_string(p.n) + " M=" + std::to_string(p.m) + " D=" + std::to_string(p.dim) +

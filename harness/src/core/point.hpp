@@ -33,6 +33,13 @@ const std::vector<std::string>& key_columns();
 std::vector<std::string> key_values(const Point& p);
 std::string point_key(const Point& p);
 
+// The schema's api and mode columns of an implementation: every sdtw-bench implementation is called as
+// a function on (x, y); ours_fused and ours_unfused differ in mode, the others have none.
+struct ApiMode {
+  std::string api, mode;
+};
+ApiMode api_and_mode(const std::string& impl);
+
 // "ours_fused cuda float32 B=32 N=512 M=512 D=64 gamma=1" (bandwidth/normalize only when set).
 std::string describe(const Point& p);
 

@@ -15,7 +15,8 @@ struct CheckedRows {
   std::vector<std::string> reasons;  // one per rejected row: "line 5: column 'N' is 'x', expected ..."
 };
 
-// `t` must have the results header (row.hpp). Line numbers count the header as line 1.
+// `t` must have the schema's common columns (row.hpp); a sweep row's impl must be one sdtw-bench
+// knows. Line numbers count the header as line 1.
 CheckedRows check_rows(const Table& t);
 
 }  // namespace sdtw::bench

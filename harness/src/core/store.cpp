@@ -24,6 +24,7 @@ std::string sibling(const std::string& csv_path, const std::string& suffix) {
 nlohmann::json results_json(const Table& t, const nlohmann::json& runs) {
   nlohmann::json j;
   j["schema"] = kSchemaVersion;
+  j["tool"] = t.rows.empty() || t.column("tool") < 0 ? std::string(kToolName) : t.at(0, "tool");
   j["metadata"] = runs.empty() ? nlohmann::json::object() : runs.back();
   j["runs"] = runs;
   j["columns"] = t.header;
@@ -71,14 +72,14 @@ void write_runs_log(const std::string& csv_path, const nlohmann::json& runs) {
 
 CheckedResults read_results_checked(const std::string& csv_path) {
   const std::string text = read_file(csv_path);
-  Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
-  const bool upgraded = raw.header.size() + 1 == result_columns().size();
-  upgrade_legacy_columns(raw);
-  if (raw.header != result_columns())
-    throw std::runtime_error(csv_path + ": existing file has a different column schema; move it away or pass --fresh");
+  const Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
+  for (const auto& c : common_columns())
+    if (raw.column(c) < 0)
+      throw std::runtime_error(csv_path + ": not a results file of " + kSchemaVersion + " (no column '" + c +
+                               "'); move it away or pass --fresh");
   CheckedResults c{check_rows(raw), false};
   const bool torn = !text.empty() && text.back() != '\n';
-  c.stale = torn || upgraded || !c.rows.rejected.rows.empty();
+  c.stale = torn || !c.rows.rejected.rows.empty();
   return c;
 }
 
@@ -108,6 +109,9 @@ void set_aside(const CheckedResults& c, const std::string& from, const std::stri
 
 Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs) {
   const CheckedResults c = read_results_checked(csv_path);
+  // A sweep appends its own rows: another tool's file of the schema is not one to resume.
+  if (c.rows.kept.header != result_columns())
+    throw std::runtime_error(csv_path + ": existing file has a different column schema; move it away or pass --fresh");
   set_aside(c, csv_path, csv_path, repairs);
   if (c.stale) write_csv(csv_path, c.rows.kept);
   return c.rows.kept;

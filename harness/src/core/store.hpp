@@ -16,7 +16,7 @@
 
 namespace sdtw::bench {
 
-// {"schema", "metadata" (the latest run), "runs" (every run that wrote rows), "columns", "rows"}.
+// {"schema", "tool", "metadata" (the latest run), "runs" (every run that wrote rows), "columns", "rows"}.
 nlohmann::json results_json(const Table& t, const nlohmann::json& runs);
 
 // "dir/x.csv" -> "dir/x.json", "dir/x.runs.jsonl" and "dir/x.rejected.csv".
@@ -29,9 +29,9 @@ nlohmann::json load_runs(const std::string& csv_path);
 // Writes the whole log (after a merge, or to start one from older JSON runs).
 void write_runs_log(const std::string& csv_path, const nlohmann::json& runs);
 
-// A results CSV read and checked, the file left as it is: the legacy header upgraded, invalid and
-// duplicated rows apart; `stale` when the file differs from `rows.kept` (torn tail, legacy header,
-// rows set apart). Throws when the header is not the results header.
+// A results CSV of any tool read and checked, the file left as it is: invalid and duplicated rows
+// apart; `stale` when the file differs from `rows.kept` (torn tail, rows set apart). Throws when a
+// common column of the schema is missing. Throws when the header is not the results header.
 struct CheckedResults {
   CheckedRows rows;
   bool stale = false;
@@ -41,7 +41,7 @@ CheckedResults read_results_checked(const std::string& csv_path);
 void set_aside(const CheckedResults& c, const std::string& from, const std::string& beside,
                std::vector<std::string>* repairs);
 // For the writer that holds csv_path's lock (resume): read_results_checked, the bad rows set aside
-// beside it and the CSV rewritten without them.
+// beside it and the CSV rewritten without them. Throws unless the file has the sweep's columns.
 Table read_results_repairing(const std::string& csv_path, std::vector<std::string>* repairs);
 
 class ResultsStore {

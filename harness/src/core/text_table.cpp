@@ -38,7 +38,7 @@ std::string format_results_summary(const Table& res) {
     return std::string(buf);
   };
   Table t;
-  t.header = {"impl", "device", "B", "N", "M", "D", "gamma", "options", "result", "median ms", "min..max ms", "peak MB",
+  t.header = {"impl", "device", "B", "N", "M", "D", "gamma", "options", "result", "median ms", "p10..p90 ms", "peak MB",
               "value err", "grad err", "verified"};
   auto options = [&](size_t r) {
     std::string o;
@@ -50,12 +50,12 @@ std::string format_results_summary(const Table& res) {
   for (size_t r = 0; r < res.rows.size(); ++r) {
     auto g = [&](const char* c) { return res.at(r, c); };
     std::string spread = "-";
-    if (!g("time_ms_min").empty()) spread = shorten(g("time_ms_min"), "%.3g") + ".." + shorten(g("time_ms_max"), "%.3g");
+    if (!g("time_ms_p10").empty()) spread = shorten(g("time_ms_p10"), "%.3g") + ".." + shorten(g("time_ms_p90"), "%.3g");
     std::string result = g("disposition");
     if (result != "passed" && !g("message").empty()) result += ": " + g("message").substr(0, 60);
     t.rows.push_back({g("impl"), g("device"), g("B"), g("N"), g("M"), g("D"), g("gamma"),
                       options(r), result, shorten(g("time_ms_median"), "%.3f"),
-                      spread, shorten(g("peak_mb"), "%.1f"), shorten(g("value_err"), "%.1e"),
+                      spread, shorten(g("abs_peak_mb"), "%.1f"), shorten(g("value_err"), "%.1e"),
                       shorten(g("grad_err"), "%.1e"), g("verified").empty() ? "-" : g("verified")});
   }
   return format_text_table(t);

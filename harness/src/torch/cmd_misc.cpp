@@ -29,7 +29,7 @@ void register_merge(CLI::App& app) {
 
 void register_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "compare", "Per point, time and memory of B relative to A: faster/slower when the [min, max] spreads do not "
+      "compare", "Per point, time and memory of B relative to A: faster/slower when the [p10, p90] spreads do not "
                  "overlap, else same; memory more/less beyond --mem-tol");
   static std::string a, b;
   static double mem_tol = 0.02, margin = 0.0;

@@ -170,6 +170,11 @@ int run_sweep_command(const SweepArgs& a) {
   const GitInfo git = git_info(SDTW_SOURCE_DIR);
   meta["git_commit"] = git.commit;
   meta["git_dirty"] = git.dirty;
+  meta["tool"] = kToolName;
+  meta["command"] = command_line();
+  meta["commit"] = git.commit;
+  meta["dirty"] = git.dirty;
+  meta["seed"] = cfg.settings.seed;
   meta["date"] = utc_now_iso8601();
   meta["sweep"] = cfg.name;
   meta["config_path"] = cfg.path;
@@ -185,8 +190,9 @@ int run_sweep_command(const SweepArgs& a) {
   meta["method"] =
       "forward+backward of sum(sdtw(x,y)) on fresh leaf copies; warmup steps (at least warmup_min_ms of them) then reps "
       "steps timed one by one with CUDA "
-      "events (GPU) or steady_clock (CPU); median/min/max ms; peak_mb = CUDA caching allocator peak allocated bytes "
-      "(MiB) over the timed steps after resetPeakStats";
+      "events (GPU) or steady_clock (CPU); nearest-rank median/p10/p90 ms; step_peak_mb = CUDA caching allocator "
+      "peak allocated bytes of a timed step minus those allocated just before it (largest over the steps), "
+      "abs_peak_mb = peak allocated bytes since the point started (MiB); inputs from seed ^ FNV-1a(\"B|N|M|D|\")";
 
   ResultsStore store(csv, meta, a.fresh);
   for (const auto& r : store.repairs()) std::cerr << "sdtw-bench: " << r << "\n";

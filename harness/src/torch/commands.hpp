@@ -39,5 +39,6 @@ void register_list(CLI::App& app);
 void register_check(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_eval(CLI::App& app);
+void register_inputs(CLI::App& app);
 
 }  // namespace sdtw::bench

@@ -100,8 +100,11 @@ nlohmann::json device_metadata() {
   j["torch"] = TORCH_VERSION;
   j["intra_op_threads"] = at::get_num_threads();
   j["cuda_available"] = cuda_usable();
-  j["gpu"] = nullptr;
-  j["driver"] = nullptr;
+  // The schema's keys (SCHEMA.md): empty text on a machine without a usable GPU.
+  j["gpu"] = "";
+  j["gpu_count"] = 0;
+  j["driver"] = "";
+  j["cuda"] = "";
   j["cuda_runtime"] = nullptr;
   j["cuda_driver_api"] = nullptr;
   j["compute_capability"] = nullptr;
@@ -113,10 +116,11 @@ nlohmann::json device_metadata() {
   if (cuda_usable()) {
     const auto* prop = at::cuda::getDeviceProperties(0);
     j["gpu"] = prop->name;
+    j["gpu_count"] = at::cuda::device_count();
     j["compute_capability"] = std::to_string(prop->major) + "." + std::to_string(prop->minor);
     j["gpu_memory_mib"] = static_cast<double>(prop->totalGlobalMem) / (1024.0 * 1024.0);
     int v = 0;
-    if (cudaRuntimeGetVersion(&v) == cudaSuccess) j["cuda_runtime"] = cuda_version_text(v);
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess) j["cuda"] = j["cuda_runtime"] = cuda_version_text(v);
     if (cudaDriverGetVersion(&v) == cudaSuccess) j["cuda_driver_api"] = cuda_version_text(v);
     if (auto d = capture("nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0")) j["driver"] = *d;
   }

@@ -8,8 +8,13 @@
 
 namespace sdtw::bench {
 
+std::string input_key(const Point& p) {
+  return std::to_string(p.batch) + "|" + std::to_string(p.n) + "|" + std::to_string(p.m) + "|" +
+         std::to_string(p.dim) + "|";
+}
+
 uint64_t point_seed(const Point& p, uint64_t base) {
-  return base ^ std::strtoull(fnv1a64_hex(point_key(p)).c_str(), nullptr, 16);
+  return base ^ std::strtoull(fnv1a64_hex(input_key(p)).c_str(), nullptr, 16);
 }
 
 at::ScalarType scalar_type(const Point& p) { return p.dtype == "float64" ? at::kDouble : at::kFloat; }

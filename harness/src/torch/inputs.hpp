@@ -1,9 +1,12 @@
 #pragma once
-// Reproducible inputs of a point: standard normal x (B,N,D) and y (B,M,D) drawn in float64 from
-// seed ^ FNV-1a(point key), rounded to the point's dtype, kept on the host.
+// Reproducible inputs of a point, the one seed scheme of every tool (sdtw_results.inputs draws the
+// same): standard normal x (B,N,D) then y (B,M,D) drawn in float64 from one CPU generator seeded with
+// base ^ FNV-1a("B|N|M|D|"), independent of implementation and device, cast to the point's dtype,
+// kept on the host.
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/point.hpp"
 
@@ -16,6 +19,8 @@ struct Inputs {
 };
 
 uint64_t point_seed(const Point& p, uint64_t base_seed);
+// "B|N|M|D|": what a point's inputs depend on.
+std::string input_key(const Point& p);
 Inputs make_inputs(const Point& p, uint64_t seed);
 at::ScalarType scalar_type(const Point& p);
 

@@ -55,13 +55,16 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
   r.value_tol = tol.value_rel;
   r.grad_tol = tol.grad_rel_l2;
   try {
-    const Inputs in = make_inputs(p, point_seed(p, s.seed));
+    r.seed = point_seed(p, s.seed);
+    const Inputs in = make_inputs(p, *r.seed);
     const Measurement m = measure(*impl, p, in.x, in.y, s);
     r.reps = s.reps;
+    r.warmup = m.warmup_steps;
     r.time_ms_median = m.median_ms;
-    r.time_ms_min = m.min_ms;
-    r.time_ms_max = m.max_ms;
-    r.peak_mb = m.peak_mib;
+    r.time_ms_p10 = m.p10_ms;
+    r.time_ms_p90 = m.p90_ms;
+    r.step_peak_mb = m.step_peak_mib;
+    r.abs_peak_mb = m.abs_peak_mib;
     const Verification v = verify(p, in.x, in.y, m, tol, s);
     r.verified = v.verified;
     r.value_err = v.value_err;
@@ -88,9 +91,10 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
     r.message += " (estimated peak " + format_bytes(estimate) + " of " + format_bytes(capacity) + " " + where + ")";
   if (r.disposition != disposition::passed && r.disposition != disposition::failed) {
     r.time_ms_median.reset();
-    r.time_ms_min.reset();
-    r.time_ms_max.reset();
-    r.peak_mb.reset();
+    r.time_ms_p10.reset();
+    r.time_ms_p90.reset();
+    r.step_peak_mb.reset();
+    r.abs_peak_mb.reset();
   }
   try {
     release_device_memory(p);

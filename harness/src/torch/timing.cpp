@@ -4,6 +4,8 @@
 #include <chrono>
 #include <optional>
 
+#include "core/percentile.hpp"
+
 #ifdef SDTW_BENCH_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -88,6 +90,15 @@ StepOutput step(const Implementation& impl, const Point& p, const at::Tensor& x_
   return out;
 }
 
+#ifdef SDTW_BENCH_HAVE_CUDA
+// The caching allocator's allocated bytes now and at their peak (index 0 is StatType::AGGREGATE, all
+// pools, in every LibTorch version).
+int64_t allocated_now() { return c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].current; }
+int64_t allocated_peak() { return c10::cuda::CUDACachingAllocator::getDeviceStats(0).allocated_bytes[0].peak; }
+#endif
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
 }  // namespace
 
 Measurement measure(const Implementation& impl, const Point& p, const at::Tensor& x_host, const at::Tensor& y_host,
@@ -95,40 +106,56 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   Measurement m;
   double ms = 0;
   std::optional<EventPair> cuda_events;  // only for CUDA points: a CPU point needs no device
+  const bool cuda = p.device == "cuda";
 #ifdef SDTW_BENCH_HAVE_CUDA
-  if (p.device == "cuda") cuda_events.emplace();
+  if (cuda) {
+    cuda_events.emplace();
+    c10::cuda::device_synchronize();
+    c10::cuda::CUDACachingAllocator::resetPeakStats(0);  // the absolute peak counts from here
+  }
 #endif
   EventPair* events = cuda_events ? &*cuda_events : nullptr;
   const auto warm_from = std::chrono::steady_clock::now();
   const auto warmed = [&] {
     return std::chrono::steady_clock::now() - warm_from >= std::chrono::milliseconds(s.warmup_min_ms);
   };
-  for (int i = 0; i < s.warmup || !warmed(); ++i) step(impl, p, x_host, y_host, events, &ms);
+  for (; m.warmup_steps < s.warmup || !warmed(); ++m.warmup_steps) step(impl, p, x_host, y_host, events, &ms);
+  int64_t absolute = 0, own = 0;
 #ifdef SDTW_BENCH_HAVE_CUDA
-  if (p.device == "cuda") {
+  if (cuda) {
     c10::cuda::device_synchronize();
-    c10::cuda::CUDACachingAllocator::resetPeakStats(0);
+    absolute = allocated_peak();
   }
 #endif
   StepOutput last;
   for (int i = 0; i < s.reps; ++i) {
     last = StepOutput{};  // the previous step's tensors are freed before the next step allocates
+#ifdef SDTW_BENCH_HAVE_CUDA
+    int64_t before = 0;
+    if (cuda) {
+      c10::cuda::device_synchronize();
+      before = allocated_now();
+      c10::cuda::CUDACachingAllocator::resetPeakStats(0);
+    }
+#endif
     last = step(impl, p, x_host, y_host, events, &ms);
     m.times_ms.push_back(ms);
-  }
 #ifdef SDTW_BENCH_HAVE_CUDA
-  if (p.device == "cuda") {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(0);
-    // Index 0 is StatType::AGGREGATE (all pools) in every LibTorch version.
-    m.peak_mib = static_cast<double>(stats.allocated_bytes[0].peak) / (1024.0 * 1024.0);
-  }
+    if (cuda) {
+      c10::cuda::device_synchronize();
+      const int64_t peak = allocated_peak();
+      absolute = std::max(absolute, peak);
+      own = std::max(own, peak - before);
+    }
 #endif
-  auto sorted = m.times_ms;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  m.median_ms = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-  m.min_ms = sorted.front();
-  m.max_ms = sorted.back();
+  }
+  if (cuda) {
+    m.step_peak_mib = static_cast<double>(own) / kMiB;
+    m.abs_peak_mib = static_cast<double>(absolute) / kMiB;
+  }
+  m.median_ms = nearest_rank(m.times_ms, 0.5);
+  m.p10_ms = nearest_rank(m.times_ms, 0.1);
+  m.p90_ms = nearest_rank(m.times_ms, 0.9);
   m.values = last.values.detach().to(at::kCPU);
   if (last.gx.defined()) m.grad_x = last.gx.to(at::kCPU);
   if (last.gy.defined()) m.grad_y = last.gy.to(at::kCPU);

@@ -5,9 +5,11 @@
 // spell or at process start otherwise times clock ramp-up and lazy module loading), then `s.reps`
 // timed steps, each timed on its own with CUDA events on the current
 // stream (GPU) or std::chrono::steady_clock (CPU). Only forward + sum + backward are inside the
-// timed region; the copies are made before it. Peak memory is the caching allocator's peak of
-// allocated bytes over the timed steps, after resetPeakStats() (the leaf inputs, their
-// gradients and every workspace count; the host-side originals do not), in MiB; none on the CPU.
+// timed region; the copies are made before it. Memory, from the caching allocator's allocated bytes
+// (the leaf inputs, their gradients and every workspace count; the host-side originals do not), in
+// MiB, none on the CPU: the step's peak is the peak of a timed step (copies included) minus what was
+// allocated just before it, the largest over the timed steps; the absolute peak is the peak since
+// the point started (warm-up included), what was allocated before a step counted too.
 #include <ATen/ATen.h>
 
 #include <optional>
@@ -21,8 +23,9 @@ namespace sdtw::bench {
 
 struct Measurement {
   std::vector<double> times_ms;
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-  std::optional<double> peak_mib;
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;  // nearest rank
+  int warmup_steps = 0;
+  std::optional<double> step_peak_mib, abs_peak_mib;
   at::Tensor values, grad_x, grad_y;  // from the last timed step, on the CPU
 };
 

@@ -1,6 +1,6 @@
-"""report.py on a synthetic sdtw_kernels_bench file: the CSV's columns, the floors of
-docs/DESIGN.md §4.7 at points worked out by hand, and the issue's targets met or not."""
-import csv
+"""report.py on a synthetic sdtw_kernels_bench file: the CSV's columns (the results schema), the
+nearest-rank spread over the repetitions, the floors of docs/DESIGN.md §4.7 at points worked out by
+hand, and the issue's targets met or not."""
 import importlib.util
 import json
 import subprocess
@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import sdtw_results
 
 REPORT = Path(__file__).resolve().parents[1] / "report.py"
 # Under its own name: paper/tests imports paper/report.py as `report` in the same pytest process.
@@ -17,11 +19,14 @@ _spec.loader.exec_module(report)
 
 
 def aggregate(b, n, d, fused, median_ms, cells_per_s):
+    """Three repetitions (median_ms between a faster and a slower one) and their aggregates."""
     name = f"BM_SoftDtw/B:{b}/N:{n}/D:{d}/fused:{fused}/min_time:0.500/manual_time"
     base = {"run_name": name, "run_type": "aggregate", "repetitions": 3, "cells_per_s": cells_per_s,
             "workspace_B_per_cell": 4.3}
-    return [dict(base, aggregate_name="median", real_time=median_ms),
-            dict(base, aggregate_name="stddev", real_time=0.001)]
+    runs = [{"run_name": name, "run_type": "iteration", "repetition_index": i, "real_time": t}
+            for i, t in enumerate((median_ms * 1.1, median_ms, median_ms * 0.95))]
+    return runs + [dict(base, aggregate_name="median", real_time=median_ms),
+                   dict(base, aggregate_name="stddev", real_time=0.001)]
 
 
 @pytest.fixture
@@ -34,10 +39,24 @@ def rows(tmp_path):
                           "abc", "--date", "2026-11-24", "--csv", str(tmp_path / "kernels.csv")],
                          capture_output=True, text=True, check=True).stdout
     assert "| binds |" in out and "GPU: H100; commit: abc; date: 2026-11-24." in out
-    with open(tmp_path / "kernels.csv") as f:
-        reader = csv.DictReader(f)
-        assert reader.fieldnames == report.COLUMNS
-        return {(int(r["B"]), int(r["N"]), r["mode"]): r for r in reader}
+    rows, sidecar = sdtw_results.read_results(tmp_path / "kernels.csv")
+    assert list(rows[0]) == report.COLUMNS == sdtw_results.COLUMNS + report.EXTRA_COLUMNS
+    meta = sidecar["metadata"]
+    assert (meta["tool"], meta["gpu"], meta["commit"], meta["date"]) == ("kernels", "H100", "abc", "2026-11-24")
+    return {(int(r["B"]), int(r["N"]), r["mode"]): r for r in rows}
+
+
+def test_time_is_the_nearest_rank_spread_of_the_repetitions(rows):
+    r = rows[(16, 128, "fused")]
+    assert (r["tool"], r["api"], r["reps"], r["verified"], r["disposition"]) == ("kernels", "kernel", "3", "off", "passed")
+    assert float(r["time_ms_median"]) == 0.05
+    assert float(r["time_ms_p10"]) == pytest.approx(0.0475) and float(r["time_ms_p90"]) == pytest.approx(0.055)
+
+
+def test_a_file_without_the_repetitions_is_refused(tmp_path):
+    bench = {"benchmarks": [r for r in aggregate(16, 128, 64, 1, 0.05, 5.2e9) if r["run_type"] == "aggregate"]}
+    with pytest.raises(ValueError, match="no per-repetition runs"):
+        report.rows_of(bench)
 
 
 def test_targets_met_and_not(rows):

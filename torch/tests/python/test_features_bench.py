@@ -1,7 +1,6 @@
 """torch/bench/features.py, the cdist and barycenter sweep: its quick grid run as a user runs it (CSV
 columns, sampled value error, features.md), and its target, baseline and failure logic on stand-ins.
 The `cuda` test runs the quick grid on the GPU."""
-import csv
 import os
 import subprocess
 import sys
@@ -17,14 +16,15 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 import features  # noqa: E402
 from features_report import COLUMNS  # noqa: E402
+import sdtw_results  # noqa: E402
 
 
 def sweep(out, device):
     """The script in a fresh process with this test's environment (PYTHONPATH, SDTW_TORCH_LIBRARY)."""
     subprocess.run([sys.executable, str(BENCH / "features.py"), "--out", str(out), "--device", device, "--quick"],
                    check=True, env=dict(os.environ), capture_output=True, text=True, timeout=120)
-    with open(out / "features.csv", newline="") as f:
-        return list(csv.DictReader(f)), (out / "features.md").read_text()
+    rows, sidecar = sdtw_results.read_results(out / "features.csv")
+    return rows, (out / "features.md").read_text(), sidecar["metadata"]
 
 
 @pytest.fixture(scope="module")
@@ -33,43 +33,47 @@ def quick_cpu(tmp_path_factory):
 
 
 def test_csv_has_every_column_and_a_row_per_point(quick_cpu):
-    rows, _ = quick_cpu
-    assert list(rows[0]) == COLUMNS
-    assert [(r["kind"], r["N"], r["D"]) for r in rows] == \
+    rows, _, meta = quick_cpu
+    assert list(rows[0]) == COLUMNS == sdtw_results.COLUMNS + features.EXTRA_COLUMNS
+    assert [(r["mode"], r["N"], r["D"]) for r in rows] == \
         [("cdist", str(n), str(d)) for _, n, d in features.QUICK_CDIST] + \
         [("barycenter", str(n), str(d)) for _, n, d in features.QUICK_BARYCENTER]
+    assert meta["tool"] == "features" and meta["gpu"] == "" and meta["commit"] and meta["timer"] == "wall-clock"
     for r in rows:
-        assert r["gpu"] == "cpu" and r["commit"] and r["date"] and r["method"] == "wall-clock"
-        assert r["disposition"] == "passed", r["error"]
-        assert float(r["ms"]) > 0 and float(r["p10_ms"]) <= float(r["ms"]) <= float(r["p90_ms"])
+        assert r["tool"] == "features" and r["gpu"] == "" and r["device"] == "cpu" and r["grid"] == "quick"
+        assert r["disposition"] == "passed", r["message"]
+        assert r["seed"] == str(sdtw_results.point_seed(0, int(r["B"]), int(r["N"]), int(r["M"]), int(r["D"])))
+        assert float(r["time_ms_median"]) > 0
+        assert float(r["time_ms_p10"]) <= float(r["time_ms_median"]) <= float(r["time_ms_p90"])
 
 
 def test_cdist_is_verified_on_a_sample_of_pairs(quick_cpu):
-    rows, _ = quick_cpu
-    for r in (r for r in rows if r["kind"] == "cdist"):
-        b = int(r["B1"])
-        assert r["verified"] == f"{min(features.SAMPLE_PAIRS, b * b)}/{b * b} pairs"
-        assert float(r["value_err"]) < 1e-5
-        assert float(r["pairs_per_s"]) == pytest.approx(b * b / (float(r["ms"]) / 1e3), rel=1e-6)
+    rows = quick_cpu[0]
+    for r in (r for r in rows if r["mode"] == "cdist"):
+        b = int(r["B"])
+        assert r["verified"] == f"{min(features.SAMPLE_PAIRS, b * b)}/{b * b} pairs (subsample)"
+        assert float(r["value_err"]) < 1e-5 and r["value_tol"] == "1e-05" and r["grad_err"] == ""
+        assert float(r["pairs_per_s"]) == pytest.approx(b * b / (float(r["time_ms_median"]) / 1e3), rel=1e-6)
 
 
 def test_barycenter_without_cuda_measures_ours_and_not_the_baseline(quick_cpu):
-    rows, _ = quick_cpu
-    for r in (r for r in rows if r["kind"] == "barycenter"):
-        assert float(r["ms_per_iter"]) == pytest.approx(float(r["ms"]) / features.QUICK_ITERATIONS, rel=1e-6)
-        assert r["objective"] and r["baseline_disposition"] == "not_supported" and r["baseline_error"]
-        assert not r["ratio"] and not r["baseline_ms"]
+    rows = quick_cpu[0]
+    for r in (r for r in rows if r["mode"] == "barycenter"):
+        assert float(r["ms_per_iter"]) == pytest.approx(float(r["time_ms_median"]) / features.QUICK_ITERATIONS,
+                                                        rel=1e-6)
+        assert r["objective"] and r["baseline_disposition"] == "not_supported" and r["baseline_message"]
+        assert not r["ratio"] and not r["baseline_time_ms_median"] and r["verified"] == "off"
 
 
 def test_markdown_is_generated(quick_cpu):
-    _, md = quick_cpu
+    md = quick_cpu[1]
     assert md.startswith("# Pairwise soft-DTW and barycenters")
     assert "## cdist" in md and "## barycenter" in md and "median of 3 calls" in md
     assert "none of the target points is in this run" in md
 
 
 def args(**kw):
-    return SimpleNamespace(device="cpu", reps=2, iterations=features.QUICK_ITERATIONS, **kw)
+    return SimpleNamespace(device="cpu", reps=2, iterations=features.QUICK_ITERATIONS, quick=True, **kw)
 
 
 def test_a_target_point_says_met_or_not(monkeypatch):
@@ -91,17 +95,18 @@ def test_a_failed_point_is_a_row_with_its_error(monkeypatch):
         raise RuntimeError("synthetic failure\nsecond line")
     monkeypatch.setattr(features.sdtw_torch, "cdist_soft_dtw", broken)
     row = features.cdist_point(4, 8, 2, args())
-    assert row["disposition"] == "error" and row["error"] == "RuntimeError: synthetic failure"
+    assert row["disposition"] == "error" and row["message"] == "RuntimeError: synthetic failure"
     row = features.barycenter_point(3, 6, 1, args(), broken, "")
     assert row["disposition"] == "passed" and row["baseline_disposition"] == "error" and "ratio" not in row
 
 
 @pytest.mark.parametrize("device", [pytest.param("cuda", marks=requires_cuda)])
 def test_quick_sweep_on_the_gpu(tmp_path, device):
-    rows, _ = sweep(tmp_path, device)
-    assert all(r["method"] == "cuda-events" and r["gpu"] == torch.cuda.get_device_name() for r in rows)
+    rows, _, meta = sweep(tmp_path, device)
+    assert meta["timer"] == "cuda-events" and meta["gpu"] == torch.cuda.get_device_name()
+    assert all(r["gpu"] == str(torch.cuda.current_device()) for r in rows)
     assert all(r["disposition"] == "passed" for r in rows)
-    assert all(float(r["value_err"]) < 1e-5 for r in rows if r["kind"] == "cdist")
+    assert all(float(r["value_err"]) < 1e-5 for r in rows if r["mode"] == "cdist")
 
 
 def test_no_ratio_is_written_where_the_objectives_differ():

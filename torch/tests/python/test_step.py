@@ -1,10 +1,12 @@
 """The user's training step: NaN/Inf stay in their pair, check_inputs names the bad value, and on
 CUDA the launch count, step memory and AMP + GradScaler. CUDA tests are skipped by name without a GPU."""
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+import sdtw_results
 import sdtw_torch
 from conftest import requires_cuda
 
@@ -202,12 +204,15 @@ def _report():
     return _bench("step_report")
 
 
+META = {"gpu": "g", "commit": "c", "dirty": "true", "date": "d"}
+
+
 def _row(**values):
-    row = dict(gpu="g", commit="c", date="d", B="16", N="128", M="128", D="64", api="module", mode="fused",
-               precision="float32", eager_ms="0.2", graph_ms="0.15", eager_over_graph="1.2", compile_ms="0.18",
+    row = dict(B="16", N="128", M="128", D="64", api="module", mode="fused",
+               precision="float32", time_ms_median="0.2", graph_ms="0.15", eager_over_graph="1.2", compile_ms="0.18",
                compile_over_graph="1.2", launches="4", memsets="1", bytes_per_cell="4.6",
                peak_state_bpc="4.5", peak_cost_bpc="0", peak_alignment_bpc="0", peak_other_bpc="0.05",
-               peak_rounding_bpc="0.01", disposition="passed", error="")
+               peak_rounding_bpc="0.01", disposition="passed", message="")
     row.update({k: str(v) for k, v in values.items()})
     return row
 
@@ -234,23 +239,25 @@ def test_step_report_accounts_for_the_traced_bytes():
     assert over_model == pytest.approx(0.1)  # traced state less the workspace model
     old = _row(mode="unfused", bytes_per_cell=12.6, peak_state_bpc="", state_bytes_per_cell="4.5")
     assert report.account(old)[:3] == [4.5, 4.0, 4.0] and math.isnan(report.account(old)[-1])
-    text = report.markdown([_row(state_bytes_per_cell="4.4")])
+    text = report.markdown([_row(state_bytes_per_cell="4.4")], META)
     assert "| eager − graph ms |" in text and "| state − model | check |" in text and "unexplained" not in text
     assert "| 0.15 | 0.05 | 0.18 |" in text  # graph, eager − graph, compile
 
 
 def test_step_report_states_warmup_and_timed_steps():
     report = _report()
-    text = report.markdown([_row(warmup=7, steps=40)])
+    text = report.markdown([_row(warmup=7, reps=40)], META)
     assert "7 untimed warm-up steps" in text and "then 40 timed steps" in text
     assert "outside the compiled region" in text
-    assert "counts are not recorded in this file" in report.markdown([_row()])
+    assert "counts are not recorded in this file" in report.markdown([_row()], META)
+    assert text.startswith("# The user's training step") and "GPU g, commit c (modified tree), d." in text
 
 
 def test_step_fmt_keeps_ten_digits():
     step = _bench("step")
-    assert step.fmt(4.500120163) == "4.500120163" and step.fmt(None) == "" and step.fmt(float("nan")) == "nan"
-    assert "warmup" in step.COLUMNS and "steps" in step.COLUMNS
+    assert step.fmt(4.500120163) == "4.500120163" and step.fmt(None) == "" and step.fmt(float("nan")) == ""
+    assert step.COLUMNS[:len(sdtw_results.COLUMNS)] == sdtw_results.COLUMNS
+    assert "precision" in step.EXTRA_COLUMNS and "eager_ms" not in step.COLUMNS
 
 
 def test_peak_parts_sorts_the_bytes_live_at_the_traced_peak():
@@ -278,8 +285,41 @@ def test_peak_parts_sorts_the_bytes_live_at_the_traced_peak():
 
 def test_step_report_puts_torchs_own_loss_in_its_own_table():
     report = _report()
-    text = report.markdown([_row(), _row(api="torch-mse", mode="-", eager_ms="0.31", launches="5")])
+    text = report.markdown([_row(), _row(api="torch-mse", mode="", time_ms_median="0.31", launches="5")], META)
     main, reference = text.split("## The same step with torch's own loss")
     assert "torch-mse" not in main and "| 16 | 128 | 64 | 0.31" in reference
     assert "| eager − graph ms |" in reference and "| 0.15 | 0.16 |" in reference  # 0.31 - 0.15
     assert "from below" not in reference and "not ratios" in reference
+
+
+def test_step_row_is_a_row_of_the_schema(monkeypatch, tmp_path):
+    """run_point's plumbing on the CPU, its GPU measurements stood in for: every key it writes is a
+    column of step.csv, the inputs are the one seed scheme's, and the time columns are the eager step's
+    nearest-rank spread."""
+    step = _bench("step")
+    seen = {}
+    make_inputs = sdtw_results.make_inputs
+
+    def cpu_inputs(seed, b, n, m, d, dtype, device):
+        seen["seed"], seen["device"] = seed, device
+        return make_inputs(seed, b, n, m, d, dtype=dtype)
+    monkeypatch.setattr(step.sdtw_results, "make_inputs", cpu_inputs)
+    for name in ("current_device", "empty_cache", "reset_peak_memory_stats"):
+        monkeypatch.setattr(step.torch.cuda, name, lambda: 0)
+    monkeypatch.setattr(step, "eager_times", lambda *a: [float(v) for v in range(30, 0, -1)])
+    monkeypatch.setattr(step, "graph_times", lambda *a: [2.0] * 30)
+    monkeypatch.setattr(step, "profile_loss", lambda *a: (1.5, 4, 1))
+    parts = {"xy": 1 << 20, "state": 3 << 20, "cost": 0, "alignment": 0, "other": 0, "rounding": 0}
+    monkeypatch.setattr(step, "step_memory", lambda *a: (4 << 20, 6 << 20, 1 << 20, parts))
+    monkeypatch.setattr(step.sdtw_torch._library, "cuda_state_bytes", lambda *a: 3 << 20, raising=False)
+    args = SimpleNamespace(grid="default", warmup=5, steps=30, compile_points=())
+    row = step.run_point(args, 2, 16, 3, "module", "fused", "float32")
+    assert row["disposition"] == "passed", row.get("message")
+    assert seen == {"seed": sdtw_results.point_seed(0, 2, 16, 16, 3), "device": "cuda"} and row["seed"] == seen["seed"]
+    assert (row["time_ms_median"], row["time_ms_p10"], row["time_ms_p90"], row["reps"]) == (15.0, 3.0, 27.0, 30)
+    assert (row["step_peak_mb"], row["abs_peak_mb"], row["eager_over_graph"]) == (4.0, 6.0, 7.5)
+    assert (row["impl"], row["api"], row["mode"], row["dtype"], row["gpu"]) == ("ours_fused", "module", "fused",
+                                                                                 "float32", "0")
+    with sdtw_results.ResultsWriter(tmp_path / "step.csv", "step", {}, step.EXTRA_COLUMNS) as writer:
+        writer.append(row)  # refuses a key outside the columns
+    assert sdtw_results.read_results(tmp_path / "step.csv")[0][0]["bytes_per_cell"] == "6144"  # (4 - 1) MiB / 512 cells
