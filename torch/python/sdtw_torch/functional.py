@@ -83,13 +83,18 @@ def _convert(gamma, bandwidth, normalize, dist, fused, reduction):
                     _text(reduction, "reduction"))
 
 
+def _check_not_fused(o):
+    """A callable's cost is a tensor, which the fused kernel would not read."""
+    if o.fused:
+        raise ValueError(f"fused=True requires dist='sqeuclidean' (got dist={o.dist!r})")
+
+
 def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
     """The options validated by the operator, with its band (-1: none), canonical dist and
     fused decided; a callable dist stays, and is never fused."""
     o = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
     if callable(o.dist):
-        if o.fused:
-            raise ValueError(f"fused=True requires dist='sqeuclidean' (got dist={dist!r})")
+        _check_not_fused(o)
         return _Options(*torch.ops.sdtw.soft_dtw_options(*o._replace(dist="sqeuclidean", fused=False)))._replace(
             dist=o.dist)
     return _Options(*torch.ops.sdtw.soft_dtw_options(*o))
@@ -122,8 +127,7 @@ def _callable_cost(a, b, dist):
 def _callable_soft_dtw(x, y, xl, yl, o):
     """The loss for a callable dist: its cost tensors (the self-costs too for normalize) go to the
     cost-tensor operator, which does the rest. Padding is zeroed first as the loss operator does."""
-    if o.fused:
-        raise ValueError(f"fused=True requires dist='sqeuclidean' (got dist={o.dist!r})")
+    _check_not_fused(o)
     x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
     selves = (_callable_cost(x, x, o.dist), _callable_cost(y, y, o.dist)) if o.normalize else (None, None)
     return torch.ops.sdtw.soft_dtw_cost_loss(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth, o.reduction,
