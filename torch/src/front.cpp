@@ -75,42 +75,43 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::st
 at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                          const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                          bool normalize, const std::string& dist, c10::optional<bool> fused,
-                         const std::string& reduction) {
+                         const std::string& reduction, bool check_inputs) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
                         const c10::optional<at::Tensor>&, double, c10::optional<double>, bool, c10::string_view,
-                        c10::optional<bool>, c10::string_view)>("sdtw::soft_dtw_loss");
-  return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, normalize, dist, fused, reduction);
+                        c10::optional<bool>, c10::string_view, bool)>("sdtw::soft_dtw_loss");
+  return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, normalize, dist, fused, reduction, check_inputs);
 }
 
 at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
                               const c10::optional<at::Tensor>& y_lengths, double gamma,
                               c10::optional<double> bandwidth, const std::string& reduction,
-                              const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy) {
+                              const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
+                              bool check_inputs) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
                         c10::optional<double>, c10::string_view, const c10::optional<at::Tensor>&,
-                        const c10::optional<at::Tensor>&)>("sdtw::soft_dtw_cost_loss");
-  return op.call(D, x_lengths, y_lengths, gamma, bandwidth, reduction, D_xx, D_yy);
+                        const c10::optional<at::Tensor>&, bool)>("sdtw::soft_dtw_cost_loss");
+  return op.call(D, x_lengths, y_lengths, gamma, bandwidth, reduction, D_xx, D_yy, check_inputs);
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                      const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
-                     const std::string& dist) {
+                     const std::string& dist, bool check_inputs) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
-                        const c10::optional<at::Tensor>&, double, c10::optional<double>, c10::string_view)>(
+                        const c10::optional<at::Tensor>&, double, c10::optional<double>, c10::string_view, bool)>(
           "sdtw::alignment");
-  return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, dist);
+  return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, dist, check_inputs);
 }
 
 at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
                                const c10::optional<at::Tensor>& y_lengths, double gamma,
-                               c10::optional<double> bandwidth) {
+                               c10::optional<double> bandwidth, bool check_inputs) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
-                        c10::optional<double>)>("sdtw::alignment_from_cost");
-  return op.call(D, x_lengths, y_lengths, gamma, bandwidth);
+                        c10::optional<double>, bool)>("sdtw::alignment_from_cost");
+  return op.call(D, x_lengths, y_lengths, gamma, bandwidth, check_inputs);
 }
 
 bool built_with_cuda() {
@@ -141,7 +142,7 @@ c10::optional<at::Tensor> present(const std::optional<at::Tensor>& t) {
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& o,
                     const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
   return ops::soft_dtw_loss(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.normalize,
-                            o.dist, optional(o.fused), o.reduction);
+                            o.dist, optional(o.fused), o.reduction, o.check_inputs);
 }
 
 at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std::optional<at::Tensor>& x_lengths,
@@ -149,18 +150,20 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std
   TORCH_CHECK_VALUE(!o.normalize,
                     "normalize=true needs x and y (sdtw(x, x) and sdtw(y, y)): use soft_dtw, not soft_dtw_cost");
   return ops::soft_dtw_cost_loss(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth),
-                                 o.reduction);
+                                 o.reduction, c10::nullopt, c10::nullopt, o.check_inputs);
 }
 
 at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& o,
                                const std::optional<at::Tensor>& x_lengths,
                                const std::optional<at::Tensor>& y_lengths) {
-  return ops::alignment_from_cost(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth));
+  return ops::alignment_from_cost(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth),
+                                  o.check_inputs);
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& o,
                      const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  return ops::alignment(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.dist);
+  return ops::alignment(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.dist,
+                        o.check_inputs);
 }
 
 SoftDTWImpl::SoftDTWImpl(SoftDtwOptions opts) : options(std::move(opts)) {
@@ -184,7 +187,8 @@ void SoftDTWImpl::pretty_print(std::ostream& stream) const {
     stream << (*options.fused ? "true" : "false");
   else
     stream << "None";
-  stream << ", reduction=" << options.reduction << ")";
+  stream << ", reduction=" << options.reduction << ", check_inputs=" << (options.check_inputs ? "true" : "false")
+         << ")";
 }
 
 }  // namespace sdtw::nn

@@ -110,7 +110,7 @@ std::tuple<double, int64_t, bool, std::string, bool, std::string> soft_dtw_optio
 at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                          const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                          bool normalize, c10::string_view dist, c10::optional<bool> fused,
-                         c10::string_view reduction) {
+                         c10::string_view reduction, bool check_inputs) {
   const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction);
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
@@ -119,6 +119,7 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
   };
   const auto [xz, yz] = zero_padding(x, y, x_lengths, y_lengths);
   at::Tensor values = pair(xz, yz, x_lengths, y_lengths);
+  if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
   if (o.normalize) values = values - 0.5 * (pair(xz, xz, x_lengths, x_lengths) + pair(yz, yz, y_lengths, y_lengths));
   return reduce(values, o.reduction);
 }
@@ -126,7 +127,8 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
 at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
                               const c10::optional<at::Tensor>& y_lengths, double gamma,
                               c10::optional<double> bandwidth, c10::string_view reduction,
-                              const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy) {
+                              const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
+                              bool check_inputs) {
   check_gamma(gamma);
   check_reduction(reduction);
   const bool normalize = D_xx.has_value() && D_xx->defined();
@@ -135,6 +137,7 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                     normalize ? "D_xx" : "D_yy", " alone)");
   const int64_t band = operator_band(bandwidth);
   at::Tensor values = ops::soft_dtw_cost(D, gamma, band, x_lengths, y_lengths);
+  if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
   if (normalize)
     values = values - 0.5 * (ops::soft_dtw_cost(*D_xx, gamma, band, x_lengths, x_lengths) +
                              ops::soft_dtw_cost(*D_yy, gamma, band, y_lengths, y_lengths));
@@ -143,19 +146,23 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
 
 at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
                                const c10::optional<at::Tensor>& y_lengths, double gamma,
-                               c10::optional<double> bandwidth) {
+                               c10::optional<double> bandwidth, bool check_inputs) {
   const int64_t band = operator_band(bandwidth);
   const at::NoGradGuard no_grad;
   auto [values, state] = ops::cost_forward(D, gamma, band, x_lengths, y_lengths);
+  if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
   return ops::cost_backward(at::ones_like(values), D, state, gamma, band, x_lengths, y_lengths);
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                      const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
-                     c10::string_view dist) {
+                     c10::string_view dist, bool check_inputs) {
   const LossOptions o = resolve_options(gamma, bandwidth, false, dist, false, "none");
   const at::NoGradGuard no_grad;
-  return alignment_from_cost(ops::pairwise_cost(x, y, o.dist), x_lengths, y_lengths, gamma, bandwidth);
+  const at::Tensor E = alignment_from_cost(ops::pairwise_cost(x, y, o.dist), x_lengths, y_lengths, gamma, bandwidth,
+                                           false);
+  if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
+  return E;
 }
 
 }  // namespace
@@ -169,16 +176,17 @@ TORCH_LIBRARY_FRAGMENT(sdtw, m) {
   m.def(
       "soft_dtw_loss(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\", bool? fused=None,"
-      " str reduction=\"none\") -> Tensor");
+      " str reduction=\"none\", bool check_inputs=False) -> Tensor");
   m.def(
       "soft_dtw_cost_loss(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
-      " float? bandwidth=None, str reduction=\"none\", Tensor? D_xx=None, Tensor? D_yy=None) -> Tensor");
+      " float? bandwidth=None, str reduction=\"none\", Tensor? D_xx=None, Tensor? D_yy=None,"
+      " bool check_inputs=False) -> Tensor");
   m.def(
       "alignment(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
-      " float? bandwidth=None, str dist=\"sqeuclidean\") -> Tensor");
+      " float? bandwidth=None, str dist=\"sqeuclidean\", bool check_inputs=False) -> Tensor");
   m.def(
       "alignment_from_cost(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
-      " float? bandwidth=None) -> Tensor");
+      " float? bandwidth=None, bool check_inputs=False) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CompositeImplicitAutograd, m) {

@@ -48,6 +48,13 @@ std::string canonical_dist(c10::string_view dist);
 // the operators' int.
 int64_t operator_band(c10::optional<double> bandwidth);
 
+// check_inputs=true (input_checks.cpp): the first non-finite value inside the lengths, and lengths
+// on the device out of range or out of the band (bandwidth as the operators take it), named.
+void check_finite_series(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
+                         const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth);
+void check_finite_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
+                       const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth);
+
 // The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);
 

@@ -142,6 +142,14 @@ TEST(TorchCpu, BadInputsNameTheArgument) {
   SoftDtwOptions bad_reduction;
   bad_reduction.reduction = "max";
   expect_error([&] { sdtw::nn::soft_dtw(x, y, bad_reduction); }, "reduction");
+  SoftDtwOptions checked;
+  checked.check_inputs = true;
+  at::Tensor nan = y.clone();
+  nan[1][2][0] = std::numeric_limits<double>::quiet_NaN();
+  expect_error([&] { sdtw::nn::soft_dtw(x, nan, checked); },
+               "y has a non-finite value (nan) at batch index 1, time step 2, feature 0 (check_inputs=True)");
+  EXPECT_TRUE(torch::isfinite(sdtw::nn::soft_dtw(x, nan, checked, std::nullopt, torch::tensor({4, 2}))).all().item<bool>())
+      << "a NaN past y_lengths is padding";
 }
 
 // As in torch's own losses, a NaN in the data gives that pair a NaN value; the others are untouched.

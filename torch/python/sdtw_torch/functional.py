@@ -12,8 +12,6 @@ from collections import namedtuple
 
 import torch
 
-from .checks import check_finite_inputs
-
 _Options = namedtuple("_Options", "gamma bandwidth normalize dist fused reduction")
 _INT64 = (-2**63, 2**63 - 1)
 
@@ -124,14 +122,14 @@ def _callable_cost(a, b, dist):
     return D
 
 
-def _callable_soft_dtw(x, y, xl, yl, o):
+def _callable_soft_dtw(x, y, xl, yl, o, check_inputs):
     """The loss for a callable dist: its cost tensors (the self-costs too for normalize) go to the
     cost-tensor operator, which does the rest. Padding is zeroed first as the loss operator does."""
     _check_not_fused(o)
     x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
     selves = (_callable_cost(x, x, o.dist), _callable_cost(y, y, o.dist)) if o.normalize else (None, None)
     return torch.ops.sdtw.soft_dtw_cost_loss(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth, o.reduction,
-                                             *selves)
+                                             *selves, check_inputs)
 
 
 def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
@@ -140,12 +138,8 @@ def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     if callable(o.dist):
-        values = _callable_soft_dtw(x, y, xl, yl, o)
-    else:
-        values = torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o)
-    if check_inputs:  # after the operator, which names bad shapes, dtypes and devices first
-        check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl, bandwidth=_resolve(*o).bandwidth)
-    return values
+        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs))
+    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs))
 
 
 def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
@@ -170,10 +164,8 @@ def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=N
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, reduction)
-    values = torch.ops.sdtw.soft_dtw_cost_loss(D, xl, yl, o.gamma, o.bandwidth, o.reduction)
-    if check_inputs:
-        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=_resolve(*o).bandwidth)
-    return values
+    return torch.ops.sdtw.soft_dtw_cost_loss(D, xl, yl, o.gamma, o.bandwidth, o.reduction, None, None,
+                                             bool(check_inputs))
 
 
 def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False):
@@ -184,10 +176,7 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, "none")
-    E = torch.ops.sdtw.alignment_from_cost(D, xl, yl, o.gamma, o.bandwidth)
-    if check_inputs:
-        check_finite_inputs(D=D, x_lengths=xl, y_lengths=yl, bandwidth=_resolve(*o).bandwidth)
-    return E
+    return torch.ops.sdtw.alignment_from_cost(D, xl, yl, o.gamma, o.bandwidth, bool(check_inputs))
 
 
 def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=None, y_lengths=None,
@@ -199,9 +188,6 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
     o = _convert(gamma, bandwidth, False, dist, None, "none")
     if callable(o.dist):
         with torch.no_grad():
-            E = torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth)
-    else:
-        E = torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist)
-    if check_inputs:
-        check_finite_inputs(x=x, y=y, x_lengths=xl, y_lengths=yl, bandwidth=_resolve(*o).bandwidth)
-    return E
+            return torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth,
+                                                      bool(check_inputs))
+    return torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist, bool(check_inputs))

@@ -28,6 +28,11 @@ struct SoftDtwOptions {
   // true with another dist is an error.
   std::optional<bool> fused;
   std::string reduction = "none";  // "none": (B,) (or () unbatched); "mean", "sum": over the batch
+  // false: a non-finite value in pair b gives pair b a non-finite loss and gradient, as torch's own
+  // losses do, with no extra work on the GPU. true: an error naming the argument, batch index and
+  // position of the first non-finite value (and lengths on the device checked), at the cost of a
+  // host synchronisation.
+  bool check_inputs = false;
 };
 
 // Soft-DTW between x (B, N, d) and y (B, M, d) (or unbatched (N, d), (M, d)), differentiable in x and y.
