@@ -190,6 +190,12 @@ bool built_with_cuda() { return ops::built_with_cuda(); }
 }  // namespace
 }  // namespace sdtw::ops::detail
 
+// For sdtw-bench (harness/src/torch/device_info.cpp), which links this library without its headers.
+extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
+                                               int is_double) {
+  return sdtw::ops::detail::cuda_state_bytes(batch, n, m, dim, bandwidth, is_double != 0);
+}
+
 TORCH_LIBRARY(sdtw, m) {
   m.def(
       "cost_forward(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None)"
