@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import torch
+from torch.utils._mode_utils import no_dispatch
 
 _NAMES = ("libsdtw_torch.so", "libsdtw_torch.dylib", "sdtw_torch.dll")
 _BUILD_INFO = "sdtw_torch_build.json"  # written by CMake next to the library (cmake/SdtwInstall.cmake)
@@ -56,8 +57,10 @@ def built_with_cuda() -> bool:
 
 
 def _workspace_bytes(batch, n, m, dim, bandwidth, is_double, values_only):
-    nbytes = torch.ops.sdtw.cuda_workspace_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth),
-                                                 bool(is_double), values_only)
+    # The fakes ask this under FakeTensorMode: a plain C++ call, past any Python dispatch mode.
+    with no_dispatch():
+        nbytes = torch.ops.sdtw.cuda_workspace_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth),
+                                                     bool(is_double), values_only)
     if nbytes < 0:
         raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
     return nbytes
