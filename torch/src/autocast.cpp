@@ -1,8 +1,10 @@
-// Autocast (CUDA) for the squared-Euclidean loss and the pairwise cost. The loss runs in float32,
+// Autocast (CUDA) for the sdtw operators, all of it (the front's operators are composites of these).
+// The squared-Euclidean loss and the pairwise cost run in float32,
 // as torch's own losses do under autocast; x and y of one dtype (bfloat16 or float16 leaves, or a
 // model's output next to a target of its dtype) reach the kernels as they are, since they read
 // those types and compute in float32, so no cast kernels run forward or backward. x and y of
 // different dtypes are cast to float32 first, as autocast's float32 policy does.
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
@@ -31,10 +33,31 @@ at::Tensor pairwise_cost_autocast(const at::Tensor& x, const at::Tensor& y, c10:
   return pairwise_cost(widened(x), widened(y), dist);
 }
 
+// A cost tensor and the pairs operator's sets have no such kernels: they are cast to float32.
+at::Tensor soft_dtw_cost_autocast(const at::Tensor& D, double gamma, int64_t bandwidth,
+                                  const c10::optional<at::Tensor>& x_lengths,
+                                  const c10::optional<at::Tensor>& y_lengths) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  return ops::soft_dtw_cost(widened(D), gamma, bandwidth, x_lengths, y_lengths);
+}
+
+at::Tensor pairwise_soft_dtw_sqeuclidean_autocast(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
+                                                  const at::Tensor& y_index, double gamma, int64_t bandwidth,
+                                                  const c10::optional<at::Tensor>& x_lengths,
+                                                  const c10::optional<at::Tensor>& y_lengths) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("sdtw::pairwise_soft_dtw_sqeuclidean", "")
+                             .typed<decltype(pairwise_soft_dtw_sqeuclidean_autocast)>();
+  return op.call(widened(X), widened(Y), x_index, y_index, gamma, bandwidth, x_lengths, y_lengths);
+}
+
 }  // namespace
 }  // namespace sdtw::ops::detail
 
 TORCH_LIBRARY_IMPL(sdtw, AutocastCUDA, m) {
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_autocast));
   m.impl("pairwise_cost", TORCH_FN(sdtw::ops::detail::pairwise_cost_autocast));
+  m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_autocast));
+  m.impl("pairwise_soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::pairwise_soft_dtw_sqeuclidean_autocast));
 }

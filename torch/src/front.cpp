@@ -1,11 +1,8 @@
-// The C++ front: dispatcher wrappers for the operators, autograd functions over them, and the
-// sdtw::nn functions and module.
+// The C++ front: dispatcher wrappers for the operators, and the sdtw::nn functions and module,
+// which hand their options to the front's operators (loss.cpp) as they are.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
 #include <ostream>
 #include <utility>
 
@@ -75,6 +72,48 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::st
   return op.call(x, y, c10::string_view(dist.data(), dist.size()));
 }
 
+at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
+                         const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
+                         bool normalize, const std::string& dist, c10::optional<bool> fused,
+                         const std::string& reduction, bool check_inputs) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
+                        const c10::optional<at::Tensor>&, double, c10::optional<double>, bool, c10::string_view,
+                        c10::optional<bool>, c10::string_view, bool)>("sdtw::soft_dtw_loss");
+  return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, normalize, dist, fused, reduction, check_inputs);
+}
+
+at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
+                              const c10::optional<at::Tensor>& y_lengths, double gamma,
+                              c10::optional<double> bandwidth, const std::string& reduction,
+                              const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
+                              bool check_inputs) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
+                        c10::optional<double>, c10::string_view, const c10::optional<at::Tensor>&,
+                        const c10::optional<at::Tensor>&, bool)>("sdtw::soft_dtw_cost_loss");
+  return op.call(D, x_lengths, y_lengths, gamma, bandwidth, reduction, D_xx, D_yy, check_inputs);
+}
+
+at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
+                     const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
+                     const std::string& dist, bool check_inputs) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
+                        const c10::optional<at::Tensor>&, double, c10::optional<double>, c10::string_view, bool)>(
+          "sdtw::alignment");
+  return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, dist, check_inputs);
+}
+
+at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
+                               const c10::optional<at::Tensor>& y_lengths, double gamma,
+                               c10::optional<double> bandwidth, bool check_inputs) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
+                        c10::optional<double>, bool)>("sdtw::alignment_from_cost");
+  return op.call(D, x_lengths, y_lengths, gamma, bandwidth, check_inputs);
+}
+
 bool built_with_cuda() {
 #ifdef SDTW_TORCH_WITH_CUDA
   return true;
@@ -88,91 +127,49 @@ bool built_with_cuda() {
 namespace sdtw::nn {
 namespace {
 
+c10::optional<bool> optional(const std::optional<bool>& v) { return v ? c10::optional<bool>(*v) : c10::nullopt; }
+
+c10::optional<double> band(const std::optional<int64_t>& bandwidth) {
+  return bandwidth ? c10::optional<double>(double(*bandwidth)) : c10::nullopt;
+}
+
 c10::optional<at::Tensor> present(const std::optional<at::Tensor>& t) {
   return t ? ops::detail::present(*t) : c10::nullopt;
 }
 
-std::string canonical_dist(const std::string& dist) {
-  std::string d = dist;
-  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (d == "sq_euclidean" || d == "squared_euclidean") return "sqeuclidean";
-  if (d == "manhattan" || d == "cityblock") return "l1";
-  return d;
-}
-
-void check_gamma_reduction(const SoftDtwOptions& o) {
-  ops::detail::check_gamma(o.gamma);
-  TORCH_CHECK_VALUE(o.reduction == "none" || o.reduction == "mean" || o.reduction == "sum",
-                    "reduction must be 'none', 'mean' or 'sum' (got '", o.reduction, "')");
-}
-
-void check_options(const SoftDtwOptions& o) {
-  check_gamma_reduction(o);
-  const std::string d = canonical_dist(o.dist);
-  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1",
-                    "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine' or "
-                    "'l1' (or 'manhattan', 'cityblock') (got '",
-                    o.dist, "')");
-  TORCH_CHECK_VALUE(!(o.fused.value_or(false) && d != "sqeuclidean"),
-                    "fused=true requires dist='sqeuclidean' (got dist='", o.dist, "')");
-}
-
-// Absent or <= 0: no band (-1 for the operators).
-int64_t band(const SoftDtwOptions& o) { return o.bandwidth && *o.bandwidth > 0 ? *o.bandwidth : -1; }
-
-at::Tensor reduce(const at::Tensor& values, const std::string& reduction) {
-  if (reduction == "mean") return values.mean();
-  if (reduction == "sum") return values.sum();
-  return values;
-}
-
 }  // namespace
 
-at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options,
+at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& o,
                     const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  check_options(options);
-  const std::string dist = canonical_dist(options.dist);
-  const bool fused = options.fused.value_or(dist == "sqeuclidean");
-  const int64_t bandwidth = band(options);
-  const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
-                        const c10::optional<at::Tensor>& lb) {
-    if (fused) return ops::soft_dtw_sqeuclidean(a, b, options.gamma, bandwidth, la, lb);
-    return ops::soft_dtw_cost(ops::pairwise_cost(a, b, dist), options.gamma, bandwidth, la, lb);
-  };
-  const c10::optional<at::Tensor> xl = present(x_lengths), yl = present(y_lengths);
-  at::Tensor values = pair(x, y, xl, yl);
-  if (options.normalize) values = values - 0.5 * (pair(x, x, xl, xl) + pair(y, y, yl, yl));
-  return reduce(values, options.reduction);
+  return ops::soft_dtw_loss(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.normalize,
+                            o.dist, optional(o.fused), o.reduction, o.check_inputs);
 }
 
-at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options,
-                         const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  check_gamma_reduction(options);
-  TORCH_CHECK_VALUE(!options.normalize,
+at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std::optional<at::Tensor>& x_lengths,
+                         const std::optional<at::Tensor>& y_lengths) {
+  TORCH_CHECK_VALUE(!o.normalize,
                     "normalize=true needs x and y (sdtw(x, x) and sdtw(y, y)): use soft_dtw, not soft_dtw_cost");
-  return reduce(ops::soft_dtw_cost(D, options.gamma, band(options), present(x_lengths), present(y_lengths)),
-                options.reduction);
+  return ops::soft_dtw_cost_loss(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth),
+                                 o.reduction, c10::nullopt, c10::nullopt, o.check_inputs);
 }
 
-at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& options,
+at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& o,
                                const std::optional<at::Tensor>& x_lengths,
                                const std::optional<at::Tensor>& y_lengths) {
-  check_gamma_reduction(options);
-  const at::NoGradGuard no_grad;
-  const c10::optional<at::Tensor> xl = present(x_lengths), yl = present(y_lengths);
-  auto [values, state] = ops::cost_forward(D, options.gamma, band(options), xl, yl);
-  return ops::cost_backward(at::ones_like(values), D, state, options.gamma, band(options), xl, yl);
+  return ops::alignment_from_cost(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth),
+                                  o.check_inputs);
 }
 
-at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options,
+at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& o,
                      const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
-  check_options(options);
-  const at::NoGradGuard no_grad;
-  return alignment_from_cost(ops::pairwise_cost(x, y, canonical_dist(options.dist)), options, x_lengths,
-                             y_lengths);
+  return ops::alignment(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.dist,
+                        o.check_inputs);
 }
 
-SoftDTWImpl::SoftDTWImpl(SoftDtwOptions opts) : options(std::move(opts)) { check_options(options); }
+SoftDTWImpl::SoftDTWImpl(SoftDtwOptions opts) : options(std::move(opts)) {
+  ops::detail::resolve_options(options.gamma, band(options.bandwidth), options.normalize, options.dist,
+                               optional(options.fused), options.reduction);
+}
 
 at::Tensor SoftDTWImpl::forward(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& x_lengths,
                                 const std::optional<at::Tensor>& y_lengths) {
@@ -190,7 +187,8 @@ void SoftDTWImpl::pretty_print(std::ostream& stream) const {
     stream << (*options.fused ? "true" : "false");
   else
     stream << "None";
-  stream << ", reduction=" << options.reduction << ")";
+  stream << ", reduction=" << options.reduction << ", check_inputs=" << (options.check_inputs ? "true" : "false")
+         << ")";
 }
 
 }  // namespace sdtw::nn

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <cctype>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -83,12 +82,6 @@ at::Tensor sqeuclidean_cost(const at::Tensor& a, const at::Tensor& b) {
       .clamp_min(0.0);
 }
 
-std::string lower(c10::string_view s) {
-  std::string out(s.data(), s.size());
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
@@ -145,8 +138,8 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
   // matrix in float16 loses the small differences that soft-DTW is sensitive to.
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const std::string d = lower(dist);
-  const bool squared = d == "sqeuclidean" || d == "sq_euclidean" || d == "squared_euclidean";
+  const std::string d = canonical_dist(dist);
+  const bool squared = d == "sqeuclidean";
   // The CUDA cost kernel reads bfloat16 / float16 as they are and computes in float32: no cast
   // kernels, forward or backward.
   const bool read_as_is = x.is_cuda() && (squared || d == "euclidean");
@@ -159,13 +152,8 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
   } else if (d == "cosine") {
     const auto unit = [](const at::Tensor& t) { return t / t.norm(2, {-1}, true).clamp_min(1e-8); };
     D = 1.0 - at::bmm(unit(a), unit(b).transpose(1, 2));
-  } else if (d == "l1" || d == "manhattan" || d == "cityblock") {
-    D = (a.unsqueeze(2) - b.unsqueeze(1)).abs().sum(-1);
   } else {
-    TORCH_CHECK_VALUE(false,
-                      "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', "
-                      "'cosine' or 'l1' (or 'manhattan', 'cityblock') (got '",
-                      std::string(dist.data(), dist.size()), "')");
+    D = (a.unsqueeze(2) - b.unsqueeze(1)).abs().sum(-1);
   }
   return unbatch(D, p);
 }
@@ -187,19 +175,26 @@ int64_t cuda_state_bytes(int64_t, int64_t, int64_t, int64_t, int64_t, bool, bool
 
 }  // namespace sdtw::ops::detail
 
-// For the Python fake (meta) implementations: the size of the CUDA state without a device.
+namespace sdtw::ops::detail {
+namespace {
+
+// For the fake implementations (Python) and cdist's chunks: the CUDA workspace of one call
+// without a device; -1 without CUDA support.
+int64_t cuda_workspace_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double,
+                             bool values_only) {
+  return cuda_state_bytes(batch, n, m, dim, bandwidth, is_double, values_only);
+}
+
+bool built_with_cuda() { return ops::built_with_cuda(); }
+
+}  // namespace
+}  // namespace sdtw::ops::detail
+
+// For sdtw-bench (harness/src/torch/device_info.cpp), which links this library without its headers.
 extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
                                                int is_double) {
   return sdtw::ops::detail::cuda_state_bytes(batch, n, m, dim, bandwidth, is_double != 0);
 }
-
-// For cdist's chunks: the workspace of the values-only kernels (no state), without a device.
-extern "C" int64_t sdtw_torch_cuda_values_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
-                                                int is_double) {
-  return sdtw::ops::detail::cuda_state_bytes(batch, n, m, dim, bandwidth, is_double != 0, true);
-}
-
-extern "C" int sdtw_torch_built_with_cuda() { return sdtw::ops::built_with_cuda() ? 1 : 0; }
 
 TORCH_LIBRARY(sdtw, m) {
   m.def(
@@ -223,6 +218,11 @@ TORCH_LIBRARY(sdtw, m) {
   m.def(
       "soft_dtw_sqeuclidean(Tensor x, Tensor y, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
       " Tensor? y_lengths=None) -> Tensor");
+  m.def(
+      "cuda_workspace_bytes(int batch, int n, int m, int dim, int bandwidth, bool is_double, bool values_only=False)"
+      " -> int",
+      TORCH_FN(sdtw::ops::detail::cuda_workspace_bytes));
+  m.def("built_with_cuda() -> bool", TORCH_FN(sdtw::ops::detail::built_with_cuda));
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CPU, m) {

@@ -4,6 +4,7 @@
 #include <c10/util/string_view.h>
 
 #include <cstdint>
+#include <string>
 #include <tuple>
 
 namespace sdtw::ops::detail {
@@ -28,6 +29,31 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
                                                             double gamma, int64_t bandwidth,
                                                             const c10::optional<at::Tensor>& x_lengths,
                                                             const c10::optional<at::Tensor>& y_lengths);
+
+// The loss options resolved and validated (loss.cpp): the operators' band (-1: none), the
+// canonical dist, fused decided.
+struct LossOptions {
+  double gamma = 1.0;
+  int64_t bandwidth = -1;
+  bool normalize = false;
+  std::string dist;
+  bool fused = true;
+  std::string reduction;
+};
+LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist,
+                            c10::optional<bool> fused, c10::string_view reduction);
+// "sqeuclidean", "euclidean", "cosine" or "l1" for a dist name or alias (any case); else ValueError.
+std::string canonical_dist(c10::string_view dist);
+// The public bandwidth (absent, <= 0 or wider than any tensor: no band; a real: its floor) as
+// the operators' int.
+int64_t operator_band(c10::optional<double> bandwidth);
+
+// check_inputs=true (input_checks.cpp): the first non-finite value inside the lengths, and lengths
+// on the device out of range or out of the band (bandwidth as the operators take it), named.
+void check_finite_series(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
+                         const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth);
+void check_finite_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
+                       const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth);
 
 // The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);

@@ -138,10 +138,18 @@ TEST(TorchCpu, BadInputsNameTheArgument) {
   expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(1.0), torch::tensor({5, 6})); }, "x_lengths[1] = 6");
   SoftDtwOptions bad_dist = opts(1.0, true);
   bad_dist.dist = "cosine";
-  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "fused=true requires dist='sqeuclidean'");
+  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "fused=True requires dist='sqeuclidean'");
   SoftDtwOptions bad_reduction;
   bad_reduction.reduction = "max";
   expect_error([&] { sdtw::nn::soft_dtw(x, y, bad_reduction); }, "reduction");
+  SoftDtwOptions checked;
+  checked.check_inputs = true;
+  at::Tensor nan = y.clone();
+  nan[1][2][0] = std::numeric_limits<double>::quiet_NaN();
+  expect_error([&] { sdtw::nn::soft_dtw(x, nan, checked); },
+               "y has a non-finite value (nan) at batch index 1, time step 2, feature 0 (check_inputs=True)");
+  EXPECT_TRUE(torch::isfinite(sdtw::nn::soft_dtw(x, nan, checked, std::nullopt, torch::tensor({4, 2}))).all().item<bool>())
+      << "a NaN past y_lengths is padding";
 }
 
 // As in torch's own losses, a NaN in the data gives that pair a NaN value; the others are untouched.

@@ -1,8 +1,9 @@
-"""Fake implementations of the sdtw operators (torch >= 2.4: torch.compile and meta tensors; older
-torch: Meta kernels, for meta tensors) and the autocast rules of soft_dtw_cost and the pairs operator
-(those of soft_dtw_sqeuclidean and pairwise_cost are in C++, torch/src/autocast.cpp). Autograd lives in C++
-(torch/src/autograd.cpp) on sdtw::soft_dtw_sqeuclidean and sdtw::soft_dtw_cost, so a training step
-runs no Python besides the call itself.
+"""Fake implementations of the value operators (torch >= 2.4: torch.compile and meta tensors; older
+torch: Meta kernels, for meta tensors). The front's operators (sdtw::soft_dtw_loss and the like) are
+composites of these and need none. Autograd (torch/src/autograd.cpp) and autocast
+(torch/src/autocast.cpp) live in C++, so a training step runs no Python besides the call itself.
+The fakes are here rather than C++ Meta kernels because the CUDA state has another shape than the
+CPU one, and a Meta kernel sees neither device.
 """
 import torch
 
@@ -92,10 +93,3 @@ else:
     _meta = torch.library.Library("sdtw", "IMPL")
     for _name, _fn in _FAKES.items():
         _meta.impl(_name, _fn, "Meta")
-
-if hasattr(torch.library, "register_autocast"):
-    # Under torch.autocast on CUDA, float16/bfloat16 inputs are cast to float32 before these
-    # operators see them. soft_dtw_sqeuclidean and pairwise_cost have their autocast rule in C++
-    # (torch/src/autocast.cpp): x and y of one dtype go to the kernels uncast.
-    for _name in ("sdtw::soft_dtw_cost", "sdtw::pairwise_soft_dtw_sqeuclidean"):
-        torch.library.register_autocast(_name, "cuda", torch.float32)

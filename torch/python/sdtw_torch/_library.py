@@ -1,10 +1,10 @@
 """Finds and loads libsdtw_torch (the sdtw operators) once, with the build's version beside it."""
-import ctypes
 import json
 import os
 from pathlib import Path
 
 import torch
+from torch.utils._mode_utils import no_dispatch
 
 _NAMES = ("libsdtw_torch.so", "libsdtw_torch.dylib", "sdtw_torch.dll")
 _BUILD_INFO = "sdtw_torch_build.json"  # written by CMake next to the library (cmake/SdtwInstall.cmake)
@@ -30,12 +30,7 @@ def _load():
     for path in candidates:
         if path.is_file():
             torch.ops.load_library(str(path))
-            cdll = ctypes.CDLL(str(path))
-            for name in ("sdtw_torch_cuda_state_bytes", "sdtw_torch_cuda_values_bytes"):
-                getattr(cdll, name).restype = ctypes.c_int64
-                getattr(cdll, name).argtypes = [ctypes.c_int64] * 5 + [ctypes.c_int]
-            cdll.sdtw_torch_built_with_cuda.restype = ctypes.c_int
-            return path, cdll
+            return path
     raise ImportError(
         "sdtw_torch: libsdtw_torch not found (looked at: "
         + ", ".join(str(p) for p in candidates)
@@ -52,26 +47,30 @@ def _build_version(library):
         return "0+unknown"  # a library built before the build info existed
 
 
-LIBRARY_PATH, _CDLL = _load()
+LIBRARY_PATH = _load()
 __version__ = _build_version(LIBRARY_PATH)
 
 
 def built_with_cuda() -> bool:
     """Whether the loaded library has the CUDA implementations."""
-    return bool(_CDLL.sdtw_torch_built_with_cuda())
+    return bool(torch.ops.sdtw.built_with_cuda())
+
+
+def _workspace_bytes(batch, n, m, dim, bandwidth, is_double, values_only):
+    # The fakes ask this under FakeTensorMode: a plain C++ call, past any Python dispatch mode.
+    with no_dispatch():
+        nbytes = torch.ops.sdtw.cuda_workspace_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth),
+                                                     bool(is_double), values_only)
+    if nbytes < 0:
+        raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
+    return nbytes
 
 
 def cuda_state_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
     """Bytes of the CUDA state of one call (what the fake implementations allocate)."""
-    nbytes = _CDLL.sdtw_torch_cuda_state_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth), int(is_double))
-    if nbytes < 0:
-        raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
-    return nbytes
+    return _workspace_bytes(batch, n, m, dim, bandwidth, is_double, False)
 
 
 def cuda_values_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
     """Bytes of the values-only kernels' workspace (the border ring, no state) of one CUDA call."""
-    nbytes = _CDLL.sdtw_torch_cuda_values_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth), int(is_double))
-    if nbytes < 0:
-        raise RuntimeError("sdtw_torch was built without CUDA support: " + str(LIBRARY_PATH))
-    return nbytes
+    return _workspace_bytes(batch, n, m, dim, bandwidth, is_double, True)

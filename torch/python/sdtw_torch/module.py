@@ -1,7 +1,7 @@
 """sdtw_torch.SoftDTW: a drop-in for softdtw-cuda-torch's SoftDTW module."""
 import torch
 
-from .functional import _resolve, _soft_dtw
+from .functional import _convert, _resolve, _soft_dtw
 
 
 class SoftDTW(torch.nn.Module):
@@ -19,6 +19,10 @@ class SoftDTW(torch.nn.Module):
     fused: None picks the fused kernel (no (B, N, M) cost tensor) for 'sqeuclidean' and the
         cost-tensor path otherwise; True requires dist='sqeuclidean' (else ValueError); False
         always builds the cost tensor.
+
+    The options mean what sdtw::nn::SoftDtwOptions means in C++: both modules call the operator
+    torch.ops.sdtw.soft_dtw_loss, which validates them; arguments of a type that has no
+    conversion (a string for gamma, 2 for fused) raise TypeError here.
     reduction: 'none' returns (B,) (() unbatched); 'mean' and 'sum' reduce over the batch.
 
     check_inputs: False (default) lets non-finite values in pair b give pair b a non-finite loss
@@ -34,7 +38,7 @@ class SoftDTW(torch.nn.Module):
     def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
                  reduction="none", check_inputs=False):
         super().__init__()
-        _resolve(gamma, bandwidth, normalize, dist, fused, reduction)  # fail early, with the argument's name
+        _resolve(gamma, bandwidth, normalize, dist, fused, reduction)  # fail early (the operator names the argument)
         self.gamma = gamma
         self.bandwidth = bandwidth
         self.normalize = normalize
@@ -44,7 +48,7 @@ class SoftDTW(torch.nn.Module):
         self.check_inputs = bool(check_inputs)
 
     def forward(self, x, y, x_lengths=None, y_lengths=None):
-        options = _resolve(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
+        options = _convert(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
         return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs)
 
     def extra_repr(self):

@@ -266,7 +266,7 @@ def test_operators_are_registered():
     (lambda: sdtw_torch.soft_dtw(rand(2, 9, 3), rand(2, 4, 3), bandwidth=2), ValueError, "bandwidth 2"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 5, 3), bandwidth=1, x_lengths=[5, 2]), ValueError,
      "bandwidth 1 leaves no alignment path for pair 1"),
-    (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), bandwidth="2"), ValueError, "bandwidth"),
+    (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), bandwidth="2"), TypeError, "bandwidth"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), x_lengths=[5, 0]), ValueError, r"x_lengths\[1\] = 0"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), y_lengths=[5, 1]), ValueError, r"y_lengths\[0\] = 5"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), x_lengths=[5]), ValueError, r"x_lengths must have shape"),
@@ -278,7 +278,12 @@ def test_operators_are_registered():
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3), reduction="max"), ValueError, "reduction"),
     (lambda: sdtw_torch.SoftDTW(gamma=-1.0), ValueError, "gamma"),
     (lambda: sdtw_torch.SoftDTW(reduction="avg"), ValueError, "reduction"),
-    (lambda: sdtw_torch.SoftDTW(fused="yes"), ValueError, "fused"),
+    (lambda: sdtw_torch.SoftDTW(fused="yes"), TypeError, "fused"),
+    (lambda: sdtw_torch.SoftDTW(gamma="1.0"), TypeError, "gamma must be a real number"),
+    (lambda: sdtw_torch.SoftDTW(reduction=None), TypeError, "reduction must be a string"),
+    (lambda: sdtw_torch.SoftDTW(dist=3), TypeError, "dist must be a string or a callable"),
+    (lambda: sdtw_torch.SoftDTW(bandwidth=float("nan")), ValueError, r"bandwidth must be None or a number \(got nan\)"),
+    (lambda: torch.ops.sdtw.soft_dtw_cost_loss(rand(2, 5, 4), D_xx=rand(2, 5, 5)), ValueError, "D_xx and D_yy"),
     (lambda: sdtw_torch.soft_dtw_cost(rand(5)), ValueError, "D must have shape"),
     (lambda: sdtw_torch.soft_dtw_cost(rand(2, 0, 3)), ValueError, "D must have at least one row"),
     (lambda: torch.ops.sdtw.cost_backward(rand(3), rand(2, 5, 4), rand(2, 5, 4), 1.0), ValueError, "dvalues"),
@@ -327,7 +332,35 @@ def test_compile_cpu():
     torch.testing.assert_close(model.weight.grad, g_eager)
 
 
-# ---- meta tensors: shapes without data, on every torch ----
+@pytest.mark.skipif(not NEW_TORCH, reason="torch.compile support needs torch >= 2.4 (register_fake/register_autograd)")
+@pytest.mark.parametrize("options", [dict(normalize=True, bandwidth=3), dict(dist="l1", reduction="sum")])
+def test_compile_cpu_with_lengths_and_options(options):
+    """The loss operator (a composite of the value operators) traced whole, lengths included."""
+    x, y = rand(3, 6, 2, requires_grad=True), rand(3, 5, 2)
+    loss_fn = sdtw_torch.SoftDTW(gamma=0.2, **options)
+
+    def step(a, b):
+        return loss_fn(a, b, x_lengths=[6, 4, 5], y_lengths=[5, 5, 3]).sum()
+
+    eager = step(x, y)
+    (g_eager,) = torch.autograd.grad(eager, x)
+    out = torch.compile(step, fullgraph=True)(x, y)
+    (g,) = torch.autograd.grad(out, x)
+    torch.testing.assert_close(out, eager)
+    torch.testing.assert_close(g, g_eager)
+
+
+def test_options_are_resolved_by_the_operator():
+    """One place decides the dist aliases, the fused default and the band: the operator."""
+    resolve = torch.ops.sdtw.soft_dtw_options
+    assert resolve(0.5, None, False, "Manhattan", None, "mean") == (0.5, -1, False, "l1", False, "mean")
+    assert resolve(0.5, 2.7, True, "sq_euclidean", None, "none") == (0.5, 2, True, "sqeuclidean", True, "none")
+    for no_band in (0.0, -3.0, 2.0**62, float("inf")):
+        assert resolve(1.0, no_band, False, "sqeuclidean", None, "none")[1] == -1
+    assert resolve(1.0, 0.5, False, "sqeuclidean", None, "none")[1] == 0  # the diagonal
+
+
+# ---- meta tensors (issue 16, item 9): shapes without data, on every torch ----
 
 @pytest.mark.parametrize("fused", [True, False])
 def test_meta_tensors_give_shapes(fused):

@@ -5,7 +5,8 @@
 //   at::Tensor values = loss(x, y);            // x (B, N, d), y (B, M, d) -> (B,)
 //   values.mean().backward();
 //
-// The same keywords and meanings as the Python module sdtw_torch.SoftDTW.
+// The same keywords and meanings as the Python module sdtw_torch.SoftDTW: both hand their options to
+// the operator sdtw::soft_dtw_loss (sdtw/torch/ops.hpp), which validates them and names the bad one.
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
 
@@ -17,7 +18,7 @@ namespace sdtw::nn {
 
 struct SoftDtwOptions {
   double gamma = 1.0;  // > 0; smaller is closer to DTW
-  // Sakoe-Chiba band |i - j| <= bandwidth. Absent or <= 0: no band (as in softdtw-cuda-torch and
+  // Sakoe-Chiba band |i - j| <= bandwidth. Absent: no band (<= 0 too, as in softdtw-cuda-torch and
   // pytorch-softdtw-cuda). Must be >= |N - M| (per pair when lengths are given).
   std::optional<int64_t> bandwidth;
   // The divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (three separate calls: N != M is fine).
@@ -27,6 +28,11 @@ struct SoftDtwOptions {
   // true with another dist is an error.
   std::optional<bool> fused;
   std::string reduction = "none";  // "none": (B,) (or () unbatched); "mean", "sum": over the batch
+  // false: a non-finite value in pair b gives pair b a non-finite loss and gradient, as torch's own
+  // losses do, with no extra work on the GPU. true: an error naming the argument, batch index and
+  // position of the first non-finite value (and lengths on the device checked), at the cost of a
+  // host synchronisation.
+  bool check_inputs = false;
 };
 
 // Soft-DTW between x (B, N, d) and y (B, M, d) (or unbatched (N, d), (M, d)), differentiable in x and y.

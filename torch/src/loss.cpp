@@ -1,0 +1,199 @@
+// The front's operators, which take every option of the loss and are what the C++ module
+// (sdtw::nn) and the Python package both call: sdtw::soft_dtw_loss, sdtw::soft_dtw_cost_loss,
+// sdtw::alignment, sdtw::alignment_from_cost; sdtw::soft_dtw_options, which resolves the options
+// alone, and sdtw::zero_padding, the loss's first step, for Python's callable dist. They validate
+// the options and name them; they are composites of the value operators, so autograd, autocast
+// and fake tensors (torch.compile) come from those.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <tuple>
+
+#include "checks.hpp"
+#include "ops_internal.hpp"
+#include "sdtw/torch/ops.hpp"
+
+namespace sdtw::ops::detail {
+namespace {
+
+// A band at least this wide keeps every cell of any tensor that fits in memory: no band.
+constexpr int64_t kNoBandFrom = int64_t{1} << 62;
+
+std::string text(c10::string_view s) { return std::string(s.data(), s.size()); }
+
+void check_reduction(c10::string_view reduction) {
+  TORCH_CHECK_VALUE(reduction == "none" || reduction == "mean" || reduction == "sum",
+                    "reduction must be 'none', 'mean' or 'sum' (got '", text(reduction), "')");
+}
+
+at::Tensor reduce(const at::Tensor& values, c10::string_view reduction) {
+  if (reduction == "mean") return values.mean();
+  if (reduction == "sum") return values.sum();
+  return values;
+}
+
+// x or y with its time steps past `lengths` set to 0: the gradient products multiply padding by
+// E = 0, which a NaN there would turn into NaN for the whole pair (a cost tensor needs none of
+// this: its padding is never read). Lengths the value operators will refuse (dtype, count,
+// device) are left to them, which name the argument.
+at::Tensor padding_zeroed(const at::Tensor& t, const c10::optional<at::Tensor>& lengths) {
+  if (!lengths || !lengths->defined() || !t.defined() || !at::isFloatingType(t.scalar_type())) return t;
+  const at::Tensor& l = *lengths;
+  if (!at::isIntegralType(l.scalar_type(), /*includeBool=*/false)) return t;
+  if (!l.is_cpu() && l.device() != t.device()) return t;
+  const bool batched = t.dim() == 3 && t.size(0) == l.numel();
+  if (!batched && !(t.dim() == 2 && l.numel() == 1)) return t;
+  const at::Tensor series = batched ? t : t.unsqueeze(0);
+  const at::Tensor steps = at::arange(series.size(1), series.options().dtype(at::kLong));
+  const at::Tensor past = steps.unsqueeze(0) >= l.to(t.device()).reshape({-1, 1});
+  const at::Tensor masked = series.masked_fill(past.unsqueeze(2), 0);
+  return batched ? masked : masked.squeeze(0);
+}
+
+std::tuple<at::Tensor, at::Tensor> zero_padding(const at::Tensor& x, const at::Tensor& y,
+                                                const c10::optional<at::Tensor>& x_lengths,
+                                                const c10::optional<at::Tensor>& y_lengths) {
+  return {padding_zeroed(x, x_lengths), padding_zeroed(y, y_lengths)};
+}
+
+}  // namespace
+
+std::string canonical_dist(c10::string_view dist) {
+  std::string d = text(dist);
+  std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (d == "sq_euclidean" || d == "squared_euclidean") return "sqeuclidean";
+  if (d == "manhattan" || d == "cityblock") return "l1";
+  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1",
+                    "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine', "
+                    "'l1' (or 'manhattan', 'cityblock'), or in Python a callable (x, y) -> cost (got '",
+                    text(dist), "')");
+  return d;
+}
+
+// Python hands over its numbers as they are (0.5 is the diagonal band, 0 none), hence a real.
+int64_t operator_band(c10::optional<double> bandwidth) {
+  if (!bandwidth) return -1;
+  TORCH_CHECK_VALUE(!std::isnan(*bandwidth), "bandwidth must be None or a number (got nan)");
+  return *bandwidth > 0 && *bandwidth < double(kNoBandFrom) ? int64_t(std::floor(*bandwidth)) : -1;
+}
+
+LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist,
+                            c10::optional<bool> fused, c10::string_view reduction) {
+  check_gamma(gamma);
+  check_reduction(reduction);
+  LossOptions o;
+  o.gamma = gamma;
+  o.bandwidth = operator_band(bandwidth);
+  o.normalize = normalize;
+  o.dist = canonical_dist(dist);
+  TORCH_CHECK_VALUE(!(fused.value_or(false) && o.dist != "sqeuclidean"),
+                    "fused=True requires dist='sqeuclidean' (got dist='", text(dist), "')");
+  o.fused = fused.value_or(o.dist == "sqeuclidean");
+  o.reduction = text(reduction);
+  return o;
+}
+
+namespace {
+
+std::tuple<double, int64_t, bool, std::string, bool, std::string> soft_dtw_options(
+    double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist, c10::optional<bool> fused,
+    c10::string_view reduction) {
+  const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction);
+  return {o.gamma, o.bandwidth, o.normalize, o.dist, o.fused, o.reduction};
+}
+
+at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
+                         const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
+                         bool normalize, c10::string_view dist, c10::optional<bool> fused,
+                         c10::string_view reduction, bool check_inputs) {
+  const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction);
+  const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
+                        const c10::optional<at::Tensor>& lb) {
+    if (o.fused) return ops::soft_dtw_sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb);
+    return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb);
+  };
+  const auto [xz, yz] = zero_padding(x, y, x_lengths, y_lengths);
+  at::Tensor values = pair(xz, yz, x_lengths, y_lengths);
+  if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
+  if (o.normalize) values = values - 0.5 * (pair(xz, xz, x_lengths, x_lengths) + pair(yz, yz, y_lengths, y_lengths));
+  return reduce(values, o.reduction);
+}
+
+at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
+                              const c10::optional<at::Tensor>& y_lengths, double gamma,
+                              c10::optional<double> bandwidth, c10::string_view reduction,
+                              const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
+                              bool check_inputs) {
+  check_gamma(gamma);
+  check_reduction(reduction);
+  const bool normalize = D_xx.has_value() && D_xx->defined();
+  TORCH_CHECK_VALUE(normalize == (D_yy.has_value() && D_yy->defined()),
+                    "D_xx and D_yy (the self-costs of normalize) must be given together (got ",
+                    normalize ? "D_xx" : "D_yy", " alone)");
+  const int64_t band = operator_band(bandwidth);
+  at::Tensor values = ops::soft_dtw_cost(D, gamma, band, x_lengths, y_lengths);
+  if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
+  if (normalize)
+    values = values - 0.5 * (ops::soft_dtw_cost(*D_xx, gamma, band, x_lengths, x_lengths) +
+                             ops::soft_dtw_cost(*D_yy, gamma, band, y_lengths, y_lengths));
+  return reduce(values, reduction);
+}
+
+at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
+                               const c10::optional<at::Tensor>& y_lengths, double gamma,
+                               c10::optional<double> bandwidth, bool check_inputs) {
+  const int64_t band = operator_band(bandwidth);
+  const at::NoGradGuard no_grad;
+  auto [values, state] = ops::cost_forward(D, gamma, band, x_lengths, y_lengths);
+  if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
+  return ops::cost_backward(at::ones_like(values), D, state, gamma, band, x_lengths, y_lengths);
+}
+
+at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
+                     const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
+                     c10::string_view dist, bool check_inputs) {
+  const LossOptions o = resolve_options(gamma, bandwidth, false, dist, false, "none");
+  const at::NoGradGuard no_grad;
+  const at::Tensor E = alignment_from_cost(ops::pairwise_cost(x, y, o.dist), x_lengths, y_lengths, gamma, bandwidth,
+                                           false);
+  if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
+  return E;
+}
+
+}  // namespace
+}  // namespace sdtw::ops::detail
+
+TORCH_LIBRARY_FRAGMENT(sdtw, m) {
+  m.def(
+      "soft_dtw_options(float gamma=1.0, float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\","
+      " bool? fused=None, str reduction=\"none\") -> (float, int, bool, str, bool, str)");
+  m.def("zero_padding(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor, Tensor)");
+  m.def(
+      "soft_dtw_loss(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
+      " float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\", bool? fused=None,"
+      " str reduction=\"none\", bool check_inputs=False) -> Tensor");
+  m.def(
+      "soft_dtw_cost_loss(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
+      " float? bandwidth=None, str reduction=\"none\", Tensor? D_xx=None, Tensor? D_yy=None,"
+      " bool check_inputs=False) -> Tensor");
+  m.def(
+      "alignment(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
+      " float? bandwidth=None, str dist=\"sqeuclidean\", bool check_inputs=False) -> Tensor");
+  m.def(
+      "alignment_from_cost(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
+      " float? bandwidth=None, bool check_inputs=False) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(sdtw, CompositeImplicitAutograd, m) {
+  m.impl("soft_dtw_options", TORCH_FN(sdtw::ops::detail::soft_dtw_options));
+  m.impl("zero_padding", TORCH_FN(sdtw::ops::detail::zero_padding));
+  m.impl("soft_dtw_loss", TORCH_FN(sdtw::ops::detail::soft_dtw_loss));
+  m.impl("soft_dtw_cost_loss", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_loss));
+  m.impl("alignment", TORCH_FN(sdtw::ops::detail::alignment));
+  m.impl("alignment_from_cost", TORCH_FN(sdtw::ops::detail::alignment_from_cost));
+}
