@@ -59,6 +59,9 @@ def parse_arguments(description, batch_help=None, ddp_options=False):
         parser.add_argument("--split-global-batch", action="store_true",
                             help="every rank draws the whole batch and trains on its share of the rows")
         parser.add_argument("--report", help="rank 0 writes step times and final parameters here (JSON)")
+        parser.add_argument("--optimizer", choices=["adam", "sgd"], default="adam",
+                            help="sgd keeps rounding differences between runs at their size (Adam divides "
+                                 "near-zero gradients by their own magnitude)")
     args = parser.parse_args()
     for name in ("steps", "batch", "length", "channels") + (("warmup",) if ddp_options else ()):
         value = getattr(args, name)

@@ -43,7 +43,7 @@ def main():
     drawn = world * args.batch if args.split_global_batch else args.batch
     model = DistributedDataParallel(Denoiser(args.channels).to(device),
                                     device_ids=[local_rank] if on_gpu else None)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    optimizer = (torch.optim.SGD if args.optimizer == "sgd" else torch.optim.Adam)(model.parameters(), lr=args.lr)
     loss_fn = sdtw_torch.SoftDTW(gamma=args.gamma, fused=fused, normalize=True, reduction="mean")
     eval_x, eval_y = make_batch(64, args.length, args.channels, torch.Generator().manual_seed(12345), device)
 

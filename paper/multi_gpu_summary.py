@@ -42,7 +42,7 @@ def ddp_section(rows, meta):
     for r in rows:
         if r["mode"].startswith("two processes"):
             lines += ["", f"Two processes on one global batch of {2 * int(r['B'])} sequences (B {r['B']} each) against "
-                      f"one process on all of it, the same Adam steps as above: parameters "
+                      f"one process on all of it, the same number of SGD steps: parameters "
                       f"differ by {r['parameter_max_rel_diff'] or '-'} (max |a - b| / max |a|; tolerance "
                       f"{r['parameter_tol']}): {r['disposition']} {r['message']}"]
     return lines

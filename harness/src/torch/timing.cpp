@@ -109,6 +109,9 @@ Measurement measure(const Implementation& impl, const Point& p, const at::Tensor
   const bool cuda = p.device == "cuda";
 #ifdef SDTW_BENCH_HAVE_CUDA
   if (cuda) {
+    // The caching allocator exists only once a CUDA tensor has been made: before that its statistics
+    // calls fail with "Invalid device argument" (the first point of a process otherwise).
+    (void)at::empty({1}, at::TensorOptions().device(at::kCUDA));
     cuda_events.emplace();
     c10::cuda::device_synchronize();
     c10::cuda::CUDACachingAllocator::resetPeakStats(0);  // the absolute peak counts from here
