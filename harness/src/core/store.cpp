@@ -1,6 +1,8 @@
 #include "store.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -74,8 +76,18 @@ CheckedResults read_results_checked(const std::string& csv_path) {
   Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
   const bool upgraded = raw.header.size() + 1 == result_columns().size();
   upgrade_legacy_columns(raw);
-  if (raw.header != result_columns())
-    throw std::runtime_error(csv_path + ": existing file has a different column schema; move it away or pass --fresh");
+  if (raw.header != result_columns()) {
+    const auto& want = result_columns();
+    size_t k = 0;
+    while (k < raw.header.size() && k < want.size() && raw.header[k] == want[k]) ++k;
+    throw SchemaMismatch(
+        csv_path + ": not a results CSV of this sdtw-bench: " +
+        (raw.header.empty() ? std::string("the file is empty")
+                            : "its header has " + std::to_string(raw.header.size()) + " columns, column " +
+                                  std::to_string(k + 1) + " is '" + (k < raw.header.size() ? raw.header[k] : "") +
+                                  "' where '" + (k < want.size() ? want[k] : "") + "' is expected (" +
+                                  std::to_string(want.size()) + " columns)"));
+  }
   CheckedResults c{check_rows(raw), false};
   const bool torn = !text.empty() && text.back() != '\n';
   c.stale = torn || upgraded || !c.rows.rejected.rows.empty();
@@ -118,7 +130,11 @@ ResultsStore::ResultsStore(std::string csv_path, nlohmann::json run_metadata, bo
   lock_ = std::make_unique<OutputLock>(lock_path(csv_path_), csv_path_);
   const bool exists = fs::exists(csv_path_) && fs::file_size(csv_path_) > 0;
   if (exists && !fresh) {
-    table_ = read_results_repairing(csv_path_, &repairs_);
+    try {
+      table_ = read_results_repairing(csv_path_, &repairs_);
+    } catch (const SchemaMismatch& e) {
+      throw std::runtime_error(std::string(e.what()) + "; move it away or pass --fresh to start it over");
+    }
     for (size_t i = 0; i < table_.rows.size(); ++i) keys_.insert(row_key(table_, i));
     resumed_ = table_.rows.size();
     runs_ = load_runs(csv_path_);
@@ -134,7 +150,7 @@ ResultsStore::ResultsStore(std::string csv_path, nlohmann::json run_metadata, bo
     std::ofstream log(runs_log_path(csv_path_), std::ios::binary | std::ios::app);
     log << runs_.back().dump() << "\n";
     log.flush();
-    if (!log) throw std::runtime_error("cannot append to " + runs_log_path(csv_path_));
+    if (!log) throw std::runtime_error("cannot append to " + runs_log_path(csv_path_) + ": " + std::strerror(errno));
   }
   write_json();
 }
@@ -143,10 +159,10 @@ void ResultsStore::append(const Result& r) {
   auto fields = result_fields(r);
   {
     std::ofstream out(csv_path_, std::ios::binary | std::ios::app);
-    if (!out) throw std::runtime_error("cannot append to " + csv_path_);
+    if (!out) throw std::runtime_error("cannot append to " + csv_path_ + ": " + std::strerror(errno));
     out << csv_line(fields);
     out.flush();
-    if (!out) throw std::runtime_error("cannot append to " + csv_path_);
+    if (!out) throw std::runtime_error("cannot append to " + csv_path_ + ": " + std::strerror(errno));
   }
   table_.rows.push_back(fields);
   keys_.insert(row_key(table_, table_.rows.size() - 1));

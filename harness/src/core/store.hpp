@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,11 @@ void write_runs_log(const std::string& csv_path, const nlohmann::json& runs);
 
 // A results CSV read and checked, the file left as it is: the legacy header upgraded, invalid and
 // duplicated rows apart; `stale` when the file differs from `rows.kept` (torn tail, legacy header,
-// rows set apart). Throws when the header is not the results header.
+// rows set apart). Throws SchemaMismatch when the header is not the results header.
+// The header of a results CSV is not this build's (an empty file, another tool's CSV, another schema).
+struct SchemaMismatch : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 struct CheckedResults {
   CheckedRows rows;
   bool stale = false;

@@ -43,8 +43,8 @@ def _check_weights(weights, B, device, dtype):
     single = w.dim() == 1
     if single:
         w = w.unsqueeze(0)
-    if w.dim() != 2 or w.shape[1] != B:
-        raise ValueError(f"weights must have shape ({B},) or (K, {B}) for X with {B} series "
+    if w.dim() != 2 or w.shape[1] != B or w.shape[0] < 1:
+        raise ValueError(f"weights must have shape ({B},) or (K, {B}) with K >= 1 for X with {B} series "
                          f"(got {tuple(torch.as_tensor(weights).shape)})")
     if not bool(torch.isfinite(w).all()) or bool((w < 0).any()):
         raise ValueError("weights must be finite and >= 0")
@@ -66,6 +66,13 @@ def _check_init(init, K, single, X, device):
     if not bool(torch.isfinite(z).all()):
         raise ValueError("init must be finite")
     return z.clone()
+
+
+def check_optimisable(X, name, caller):
+    """The optimisers' matrix products have no float16 kernels on the CPU (bfloat16 has them)."""
+    if X.dtype == torch.float16 and X.device.type == "cpu":
+        raise ValueError(f"{name} is float16 on the CPU, where {caller} cannot run (torch has no float16 matrix "
+                         f"products there): pass {name}.float(), or a float32, float64 or bfloat16 tensor")
 
 
 def _check_options(max_iter, lr, patience, tol, method):
@@ -208,6 +215,7 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     _check_options(max_iter, lr, patience, tol, method)
     device = torch.device(device) if device is not None else X.device
     X = X.detach().to(device)
+    check_optimisable(X, "X", "softdtw_barycenter")
     B, N, _ = X.shape
     lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
     W, single = _check_weights(weights, B, device, X.dtype)

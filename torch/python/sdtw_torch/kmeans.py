@@ -3,8 +3,8 @@ import math
 
 import torch
 
-from .barycenter import METHODS, resample, softdtw_barycenter
-from .checks import integer_at_least, number_at_least
+from .barycenter import METHODS, check_optimisable, resample, softdtw_barycenter
+from .checks import _first_bad, integer_at_least, number_at_least
 from .cdist import _pair_values, cdist_soft_dtw, check_series_set, check_set_lengths
 from .functional import _check_gamma, _resolve
 
@@ -12,6 +12,15 @@ from .functional import _check_gamma, _resolve
 class EmptyClusterError(RuntimeError):
     """An assignment left a cluster without series (the run restarts from a new seeding)."""
 
+
+
+def _check_finite(X, lengths, name):
+    """A non-finite value would make every distance to its series NaN and the clustering fail for no
+    visible reason; padding past the lengths is never read."""
+    position = _first_bad(X, {0: lengths})
+    if position is not None:
+        b, i, j = position
+        raise ValueError(f"{name} must be finite: {name}[{b}, {i}, {j}] = {X[b, i, j].item()}")
 
 
 def _generator(random_state):
@@ -149,13 +158,17 @@ class SoftDTWKMeans:
     def fit(self, X, X_lengths=None):
         """Cluster X (B, N, D) (X_lengths (B,) for a padded set); returns self."""
         check_series_set(X, "X")
+        check_optimisable(X, "X", "SoftDTWKMeans")
         X = X.detach()
         lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
+        _check_finite(X, lengths, "X")
         K = self.n_clusters
         if K > X.shape[0]:
             raise ValueError(f"n_clusters must be <= the number of series ({X.shape[0]}) (got {K})")
         if isinstance(self.init, torch.Tensor) and tuple(self.init.shape) != (K,) + tuple(X.shape[1:]):
             raise ValueError(f"init must have shape {(K,) + tuple(X.shape[1:])} (got {tuple(self.init.shape)})")
+        if isinstance(self.init, torch.Tensor):
+            _check_finite(self.init, None, "init")
         generator = _generator(self.random_state)
         best = None
         successes, attempts = 0, 0

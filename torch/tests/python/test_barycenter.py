@@ -209,6 +209,8 @@ def test_verbose_prints_progress(capsys):
     (dict(X=torch.randn(4, 3)), r"X must have shape \(B, N, D\)"),
     (dict(gamma=-1.0), "gamma must be"),
     (dict(weights=torch.ones(3)), r"weights must have shape \(4,\) or \(K, 4\)"),
+    (dict(weights=torch.ones(0, 4)), r"weights must have shape \(4,\) or \(K, 4\) with K >= 1 .*got \(0, 4\)"),
+    (dict(X=torch.randn(4, 4, 2).half()), r"X is float16 on the CPU, where softdtw_barycenter cannot run"),
     (dict(weights=torch.tensor([1.0, -1.0, 1.0, 1.0])), "weights must be finite and >= 0"),
     (dict(weights=torch.tensor([[1.0, 1, 1, 1], [0, 0, 0, 0]])), "weights must have a positive sum.*group 1"),
     (dict(max_iter=-1), "max_iter must be"),

@@ -119,6 +119,12 @@ def test_given_init_and_empty_clusters():
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5)), r"X must have shape \(B, N, D\)"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), r"X_lengths\[2\] = 6 is out of range \[1, 5\]"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).predict(torch.randn(4, 5, 1)), "call fit before predict"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).index_put_((torch.tensor(2), torch.tensor(3)),
+                                                                             torch.tensor(math.nan))),
+     r"X must be finite: X\[2, 3, 0\] = nan"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1).index_fill_(1, torch.tensor(4), math.inf))
+     .fit(torch.randn(4, 5, 1)), r"init must be finite: init\[0, 4, 0\] = inf"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).half()), "X is float16 on the CPU"),
 ])
 def test_bad_arguments_name_the_parameter(make, match):
     with pytest.raises((ValueError, RuntimeError, TypeError), match=match):
