@@ -137,8 +137,11 @@ TEST(BenchConfigFuzz, RandomConfigsParseOrNameTheirKey) {
       RC_ASSERT(what.find(": key '" + e.key() + "': ") != std::string::npos);
       const auto format = what.find("expected an integer, got '");
       if (format != std::string::npos) {
-        const auto value = what.substr(format + 26, what.find('\'', format + 26) - format - 26);
-        RC_ASSERT(value.empty() || value.find_first_not_of("-0123456789") != std::string::npos);
+        const auto value = what.substr(format + 26, what.size() - 1 - format - 26);  // up to the closing quote
+        const auto digits = value.find_first_not_of("+-") == std::string::npos ? value.size() : value.find_first_not_of("+-");
+        const bool whole = digits <= 1 && digits < value.size() &&
+                           value.find_first_not_of("0123456789", digits) == std::string::npos;
+        if (whole) RC_FAIL("an integer too large for 64 bits called a format error: " + what);
       }
     }
     // Anything else escapes and fails the property with the text that caused it.
