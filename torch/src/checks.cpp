@@ -63,7 +63,8 @@ void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<
   check_gamma_bandwidth(gamma, bandwidth);
   // The forward holds the float64 cost, E and the reference's E, and one pair's D, R and E.
   if (values == Values::check && p.a.is_cpu())
-    check_cpu_memory(p, (3.0 * cells(p) + 3.0 * cells(p) / static_cast<double>(p.batch)) * sizeof(double),
+    check_cpu_memory(p, (3.0 * cells(p) + (p.batch > 0 ? 3.0 * cells(p) / static_cast<double>(p.batch) : 0.0)) *
+                            sizeof(double),
                      "three float64 (B, N, M) tensors and one pair's working state");
   HostLengths host;
   p.x_len = check_lengths(x_lengths, "x_lengths", p, p.n, host.x);

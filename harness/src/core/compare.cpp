@@ -21,7 +21,10 @@ Table parse_results(const std::string& path) {
     for (const auto& r : j["rows"]) {
       std::vector<std::string> fields;
       for (const auto& c : t.header) {
-        const auto& v = r.contains(c) ? r[c] : nlohmann::json();
+        const auto& v = r.is_object() && r.contains(c) ? r[c] : nlohmann::json();
+        if (v.is_structured())
+          throw std::runtime_error(path + ": not an sdtw-bench results file (row " + std::to_string(t.rows.size() + 1) +
+                                   ", column '" + c + "' is " + v.dump() + ", not a number or text)");
         if (v.is_null())
           fields.push_back(c == "bandwidth" ? "none" : "");
         else if (v.is_string())

@@ -30,8 +30,12 @@ CLI::Validator in_existing_folder() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
         const auto folder = std::filesystem::path(path).parent_path();
-        if (folder.empty() || std::filesystem::is_directory(folder)) return "";
-        return "folder " + folder.string() + " does not exist (got " + path + ")";
+        if (!folder.empty() && !std::filesystem::is_directory(folder))
+          return "folder " + folder.string() + " does not exist (got " + path + ")";
+        // The CSV replaces the file whole (write, then rename): a folder or a device is not one.
+        if (std::filesystem::exists(path) && !std::filesystem::is_regular_file(path))
+          return "must name a regular file, and " + path + " is not one";
+        return "";
       },
       "FILE");
 }

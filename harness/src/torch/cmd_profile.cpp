@@ -73,7 +73,7 @@ void register_profile(CLI::App& app) {
   cmd->add_option("--dtype", p.dtype, "float32 or float64")->check(CLI::IsMember({"float32", "float64"}));
   cmd->add_option("--reps", reps, "Profiled repetitions (default 10)")->check(integer_at_least(1));
   cmd->add_option("--warmup", warmup, "Unprofiled repetitions first (default 2)")->check(integer_at_least(0));
-  cmd->add_option("--seed", seed, "Input seed (default 0)");
+  cmd->add_option("--seed", seed, "Input seed (default 0)")->check(integer_at_least(0));
   cmd->callback([m_option] {
     if (p.device.empty()) p.device = default_device(p.impl);
     if (m_option->count() == 0) p.m = p.n;

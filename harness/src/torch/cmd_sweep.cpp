@@ -208,6 +208,8 @@ int run_sweep_command(const SweepArgs& a) {
     return 0;
   }
   const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
+  if (std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
+    throw std::invalid_argument("--out " + dir + ": exists and is not a folder");
   if (!gpus.empty()) return run_on_gpus(a, cfg, gpus, dir);
   const std::string stem = shard_stem(cfg.name, shard);
   const std::string csv = (std::filesystem::path(dir) / (stem + ".csv")).string();

@@ -4,7 +4,7 @@ import time
 
 import torch
 
-from .checks import integer_at_least, number_at_least
+from .checks import _first_bad, integer_at_least, number_at_least
 from .cdist import check_series_set, check_set_lengths
 from .functional import _check_gamma, soft_dtw
 
@@ -66,6 +66,15 @@ def _check_init(init, K, single, X, device):
     if not bool(torch.isfinite(z).all()):
         raise ValueError("init must be finite")
     return z.clone()
+
+
+def check_finite_set(X, lengths, name):
+    """A non-finite value inside the lengths would make its series' soft-DTW NaN, and with it a
+    barycenter or a clustering, for no visible reason; padding is never read."""
+    position = _first_bad(X, {0: lengths})
+    if position is not None:
+        b, i, j = position
+        raise ValueError(f"{name} must be finite: {name}[{b}, {i}, {j}] = {X[b, i, j].item()}")
 
 
 def check_optimisable(X, name, caller):
@@ -218,6 +227,7 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     check_optimisable(X, "X", "softdtw_barycenter")
     B, N, _ = X.shape
     lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
+    check_finite_set(X, lengths, "X")
     W, single = _check_weights(weights, B, device, X.dtype)
     K = W.shape[0]
     if init is None:
