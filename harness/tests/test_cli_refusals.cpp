@@ -37,6 +37,7 @@ TEST_F(BenchCli, ProfileRefusesBadSizesAndCounts) {
       {"--reps 0", {"--reps", "must be an integer >= 1", "0"}},
       {"--reps -1", {"--reps", "must be an integer >= 1"}},
       {"--warmup -1", {"--warmup", "must be an integer >= 0", "-1"}},
+      {"--seed -1", {"--seed", "must be an integer >= 0", "-1"}},
       {"-B 99999999999999999999", {"--batch", "fits in 64 bits"}},
       {"-B x", {"--batch", "must be an integer >= 1", "'x'"}},
       {"--impl bogus", {"--impl", "bogus", "reference_cpu", "ours_cpu", "maghoumi"}},
@@ -71,6 +72,9 @@ TEST_F(BenchCli, EvalNamesImplDeviceAndOutputFolder) {
   expect_refused(bench(xy + " --grad --grad-x-out " + p("missing/g.csv")), out,
                  {"--grad-x-out", "folder " + p("missing") + " does not exist"});
   expect_refused(bench(xy + " --grad-y-out " + p("g.csv")), out, {"--grad-y-out", "--grad"});
+  fs::create_directories(p("folder"));
+  expect_refused(bench(xy + " --grad --grad-x-out " + p("folder")), out,
+                 {"--grad-x-out", "must name a regular file", p("folder")});
   // A band wider than any series is no band, as in the Python API; NaN is refused.
   ASSERT_EQ(bench(xy + " --impl reference_cpu"), 0) << out;
   const std::string none = out;
@@ -121,5 +125,10 @@ TEST_F(BenchCli, LimitAndShardOutOfRangeAreNamed) {
   expect_refused(bench("sweep " + cfg + " --out " + p("r") + " --limit -1"), out, {"--limit", "must be an integer >= 0"});
   expect_refused(bench("sweep " + cfg + " --out " + p("r") + " --shard 2147483648/2147483649"), out,
                  {"--shard", "at most 2147483647", "2147483648/2147483649"});
+  std::ofstream(p("file")) << "";
+  expect_refused(bench("sweep " + cfg + " --out " + p("file") + " --limit 1"), out,
+                 {"--out " + p("file") + ": exists and is not a folder"});
+  expect_refused(bench("merge " + p("file") + " -o " + p("file/m.csv")), out,
+                 {"cannot create folder " + p("file") + " for " + p("file/m.csv")});
   EXPECT_FALSE(fs::exists(p("r/ci.csv")));
 }

@@ -114,6 +114,7 @@ TEST(BenchCompare, LoadResultsNamesTheFileItCannotRead) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"broken.json", "{\"columns\": [\"impl\"], \"rows\": ["},
       {"array.json", "[1, 2]"},
+      {"cell.json", "{\"columns\": [\"impl\"], \"rows\": [{\"impl\": [1]}]}"},
       {"other.csv", "a,b\n1,2\n"},
       {"empty.csv", ""},
       {"binary.csv", std::string("\x89PNG\r\n\x1a\n\0\0", 10)}};
