@@ -125,6 +125,9 @@ def test_given_init_and_empty_clusters():
     (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1).index_fill_(1, torch.tensor(4), math.inf))
      .fit(torch.randn(4, 5, 1)), r"init must be finite: init\[0, 4, 0\] = inf"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).half()), "X is float16 on the CPU"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1, device="meta")), "X is on the meta device"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1, device="meta")).fit(torch.randn(4, 5, 1)),
+     "init is on the meta device"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1)).fit(torch.randn(4, 5, 1)),
      r"init: starting from these centres, cluster 1 has no series \(are two centres identical\?\)"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, max_iter=1, barycenter_iter=1, random_state=0).fit(torch.randn(4, 5, 1))
