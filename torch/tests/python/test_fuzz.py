@@ -504,11 +504,12 @@ def test_check_inputs_checks_the_band_against_device_lengths():
 
 # The set APIs (cdist_soft_dtw, softdtw_barycenter, SoftDTWKMeans): random sets, each draw valid
 # or with one invalid argument of the families users hit (empty or mis-shaped weights, float16 on
-# the CPU, a NaN in the data or the initial centres, lengths on the meta device or out of range).
+# the CPU, a NaN in the data or the initial centres, the data, the centres or the lengths on the
+# meta device, lengths out of range).
 # An invalid draw must raise an error naming the argument; a valid one returns finite results.
 
 SET_FAULTS = [None, None, None, "weights_empty", "weights_shape", "weights_negative", "float16", "nan_X", "nan_init",
-              "meta_lengths", "lengths_range", "too_many_clusters"]
+              "meta_lengths", "lengths_range", "too_many_clusters", "meta_X", "meta_init"]
 
 
 def draw_set_call(rng):
@@ -516,7 +517,7 @@ def draw_set_call(rng):
     B, N, F = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(1, 3))
     fault = pick(rng, [f for f in SET_FAULTS if f not in {
         "cdist": ("weights_empty", "weights_shape", "weights_negative", "float16", "nan_X", "nan_init",
-                  "too_many_clusters"),
+                  "too_many_clusters", "meta_X", "meta_init"),
         "barycenter": ("nan_X", "too_many_clusters"),
         "kmeans": ("weights_empty", "weights_shape", "weights_negative")}[api]])
     gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
@@ -534,6 +535,8 @@ def draw_set_call(rng):
         else:
             lengths[int(rng.integers(B))] = pick(rng, [0, N + 1])
         bad = "X_lengths"
+    elif fault == "meta_X":
+        X, bad = X.to("meta"), "X"
     if api == "barycenter":
         K = int(rng.integers(1, 3))
         kwargs["weights"] = torch.rand(K, B, generator=gen) + 0.1
@@ -546,13 +549,15 @@ def draw_set_call(rng):
         kwargs["init"] = torch.randn(K, N, F, generator=gen)
         if fault == "nan_init":
             kwargs["init"][0, 0, 0], bad = math.nan, "init"
+        elif fault == "meta_init":
+            kwargs["init"], bad = kwargs["init"].to("meta"), "init"
     if api == "kmeans":
         K = B + 1 if fault == "too_many_clusters" else int(rng.integers(1, B))
         bad = "n_clusters" if fault == "too_many_clusters" else bad
-        if fault == "nan_init":
+        if fault in ("nan_init", "meta_init"):
             init = torch.randn(K, N, F, generator=gen, dtype=X.dtype)
             init[-1, -1, -1], bad = math.nan, "init"
-            kwargs["init"] = init
+            kwargs["init"] = init.to("meta") if fault == "meta_init" else init
     return dict(api=api, X=X, lengths=lengths, kwargs=kwargs, K=kwargs.get("init", X).shape[0] if api != "kmeans"
                 else K, bad=bad, fault=fault)
 
