@@ -132,6 +132,19 @@ TEST(BenchConfig, RejectsUnknownKeyWithLine) {
   EXPECT_NE(msg.find("unknown key"), std::string::npos);
 }
 
+TEST(BenchConfig, IntegerTooLargeForSixtyFourBitsIsOutOfRangeNotAFormatError) {
+  for (const char* big : {"9223372036854775808", "-9223372036854775809", "99999999999999999999"}) {
+    const auto msg = expect_error(std::string("grids:\n  - impl: ours_fused\n    B: 1\n    N: ") + big + "\n    D: 1\n", 4,
+                                  "N");
+    EXPECT_NE(msg.find(std::string("integer ") + big + " is out of range: it must fit in 64 bits"), std::string::npos)
+        << msg;
+  }
+  const auto seed = expect_error("settings:\n  seed: 18446744073709551616\ngrids: []\n", 2, "seed");
+  EXPECT_NE(seed.find("out of range"), std::string::npos) << seed;
+  const auto word = expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    N: 12x\n    D: 1\n", 4, "N");
+  EXPECT_NE(word.find("expected an integer, got '12x'"), std::string::npos) << word;
+}
+
 TEST(BenchConfig, RejectsUnknownSetting) { expect_error("settings:\n  repz: 3\ngrids: []\n", 2, "repz"); }
 
 TEST(BenchConfig, RejectsDuplicateKey) { expect_error("grids:\n  - impl: ours_fused\n    B: 1\n    B: 2\n    N: 8\n    D: 1\n", 4, "B"); }

@@ -1,6 +1,7 @@
-// Random YAML configs, valid and broken, through the config loader: each one either
-// parses to a sweep whose every point is valid, or fails with a ConfigError that names the file,
-// a line and a key. Any other exception, a hang or a crash fails. 3000 cases, well under a second.
+// Random YAML configs, valid and broken, through the config loader: each one either parses to a
+// sweep whose every point is valid, or fails with a ConfigError that names the file, a line and a
+// key (an integer too large for 64 bits is out of range, never a format error). Any other
+// exception, a hang or a crash fails. 3000 cases, well under a second.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -25,7 +26,8 @@ std::string pick(const std::vector<std::string>& v) { return v[static_cast<size_
 // A value for an axis: mostly plausible, sometimes of the wrong kind or out of range.
 std::string axis_value(const std::string& axis) {
   const std::vector<std::string> ints = {"1", "2", "3", "8", "17", "64", "0", "-1", "1e3", "x", "~", "9223372036854775807",
-                                         "99999999999999999999", "2.5"};
+                                         "99999999999999999999", "2.5", "9223372036854775808",
+                                         "-9223372036854775809", "18446744073709551616"};
   if (axis == "impl")
     return pick({"reference_cpu", "ours_cpu", "maghoumi", "ours_fused", "[ours_cpu, reference_cpu]", "bogus", "[]",
                  "{a: 1}"});
@@ -71,7 +73,7 @@ std::string random_config() {
         text += std::string("  ") + k + ": " +
                 (roll(0, 4) && std::string(k) != "repz" && std::string(k) != "verify"
                      ? pick({"1", "5", "1000"})
-                     : pick({"0", "1", "5", "-1", "true", "false", "x", "100001", "[1]"})) +
+                     : pick({"0", "1", "5", "-1", "true", "false", "x", "100001", "[1]", "18446744073709551616"})) +
                 "\n";
   }
   if (roll(0, 4) == 0) text += "defaults:\n  impl: " + some_value("impl") + "\n  D: " + some_value("D") + "\n";
@@ -134,6 +136,14 @@ TEST(BenchConfigFuzz, RandomConfigsParseOrNameTheirKey) {
       RC_ASSERT(!e.key().empty());
       RC_ASSERT(what.rfind("fuzz.yaml:", 0) == 0);
       RC_ASSERT(what.find(": key '" + e.key() + "': ") != std::string::npos);
+      const auto format = what.find("expected an integer, got '");
+      if (format != std::string::npos) {
+        const auto value = what.substr(format + 26, what.size() - 1 - format - 26);  // up to the closing quote
+        const auto digits = value.find_first_not_of("+-") == std::string::npos ? value.size() : value.find_first_not_of("+-");
+        const bool whole = digits <= 1 && digits < value.size() &&
+                           value.find_first_not_of("0123456789", digits) == std::string::npos;
+        if (whole) RC_FAIL("an integer too large for 64 bits called a format error: " + what);
+      }
     }
     // Anything else escapes and fails the property with the text that caused it.
   });

@@ -5,6 +5,11 @@
 
 #include <filesystem>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "compare.hpp"
 #include "merge.hpp"
 #include "row.hpp"
@@ -138,4 +143,28 @@ TEST(BenchMerge, AnotherToolsFileByColumnName) {
   EXPECT_EQ(rep.same, 2u);
   EXPECT_TRUE(rep.only_a.empty() && rep.only_b.empty());
   fs::remove_all(dir);
+}
+
+// A file that is not results (broken JSON, another CSV, empty) is refused naming the file.
+TEST(BenchCompare, LoadResultsNamesTheFileItCannotRead) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sdtw_bench_load_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"broken.json", "{\"columns\": [\"impl\"], \"rows\": ["},
+      {"array.json", "[1, 2]"},
+      {"cell.json", "{\"columns\": [\"impl\"], \"rows\": [{\"impl\": [1]}]}"},
+      {"other.csv", "a,b\n1,2\n"},
+      {"empty.csv", ""},
+      {"binary.csv", std::string("\x89PNG\r\n\x1a\n\0\0", 10)}};
+  for (const auto& [name, text] : files) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    try {
+      (void)load_results(path);
+      ADD_FAILURE() << name << " was read as results";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(path + ": not an sdtw-bench results file", 0), 0u) << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
 }

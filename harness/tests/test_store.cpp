@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -161,7 +165,51 @@ TEST_F(BenchStore, FreshStartsOverAndSchemaMismatchIsAnError) {
     std::ofstream out(path("other.csv"));
     out << "a,b\n1,2\n";
   }
-  EXPECT_THROW(ResultsStore(path("other.csv"), {}, false), std::runtime_error);
+  try {
+    ResultsStore store(path("other.csv"), {}, false);
+    ADD_FAILURE() << "a CSV of another schema was resumed";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path("other.csv") + ": not a results CSV of this sdtw-bench: no column 'tool'"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("pass --fresh"), std::string::npos) << what;
+  }
+  // Read as an input (merge): the same finding, without advice about a sweep's option.
+  std::ofstream(path("empty.csv")) << "";
+  try {
+    (void)read_results_checked(path("empty.csv"));
+    ADD_FAILURE() << "an empty file was read as results";
+  } catch (const SchemaMismatch& e) {
+    EXPECT_EQ(std::string(e.what()), path("empty.csv") + ": not a results CSV of this sdtw-bench: the file is empty");
+  }
+}
+
+// A write that fails part way (here the file-size limit, as a full disk would) names the file
+// asked for and the system's reason, and leaves no temporary behind; so does a missing folder.
+TEST_F(BenchStore, FailedWriteNamesTheReasonAndLeavesNoTemporary) {
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string what;
+  try {
+    write_file_atomic(path("s.json"), std::string(100000, 'x'));
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_EQ(what, "cannot write " + path("s.json") + ": " + std::strerror(EFBIG));
+  for (const auto& f : fs::directory_iterator(dir)) ADD_FAILURE() << "left behind: " << f.path();
+  try {
+    write_file_atomic(path("missing/s.json"), "x");
+    ADD_FAILURE() << "wrote into a missing folder";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot create " + path("missing/s.json") + ": " + std::strerror(ENOENT));
+  }
 }
 
 TEST_F(BenchStore, ShardsMergedEqualTheWhole) {
@@ -250,6 +298,13 @@ TEST(BenchSweep, ParseShard) {
   EXPECT_THROW(parse_shard("5/4"), std::invalid_argument);
   EXPECT_THROW(parse_shard("2"), std::invalid_argument);
   EXPECT_THROW(parse_shard("a/b"), std::invalid_argument);
+  try {
+    parse_shard("2147483648/2147483649");
+    ADD_FAILURE() << "a shard past int accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 2147483647, got '2147483648/2147483649'"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A resumed file with a non-number in a numeric column, an unknown

@@ -1,7 +1,10 @@
 #include "checks.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 namespace sdtw::ops::detail {
 namespace {
@@ -41,9 +44,28 @@ void check_gamma_bandwidth(double gamma, int64_t bandwidth) {
   TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
 }
 
+// A problem whose memory floor on the CPU exceeds the machine's memory is refused before anything
+// is allocated, naming the sizes instead of the allocator's one request. `what` says what the floor counts.
+void check_cpu_memory(const Pair& p, double floor, const char* what) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;
+  const double memory = static_cast<double>(pages) * static_cast<double>(page);
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  TORCH_CHECK(floor <= memory, "soft-DTW on the CPU of B = ", p.batch, " pairs with N = ", p.n, ", M = ", p.m,
+              " needs at least ", floor / GiB, " GiB (", what, "), more than this machine's ", memory / GiB,
+              " GiB of memory: use fewer pairs or shorter series (nothing was allocated)");
+}
+
+double cells(const Pair& p) { return static_cast<double>(p.batch) * static_cast<double>(p.n) * static_cast<double>(p.m); }
+
 void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
                   const c10::optional<at::Tensor>& y_lengths, Values values) {
   check_gamma_bandwidth(gamma, bandwidth);
+  // The forward holds the float64 cost, E and the reference's E, and one pair's D, R and E.
+  if (values == Values::check && p.a.is_cpu())
+    check_cpu_memory(p, (3.0 * cells(p) + (p.batch > 0 ? 3.0 * cells(p) / static_cast<double>(p.batch) : 0.0)) *
+                            sizeof(double),
+                     "three float64 (B, N, M) tensors and one pair's working state");
   HostLengths host;
   p.x_len = check_lengths(x_lengths, "x_lengths", p, p.n, host.x);
   p.y_len = check_lengths(y_lengths, "y_lengths", p, p.m, host.y);
@@ -69,7 +91,9 @@ void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<
 }
 
 void check_floating(const at::Tensor& t, const char* name) {
-  TORCH_CHECK_TYPE(at::isFloatingType(t.scalar_type()), name, " must be a floating-point tensor (got ",
+  // D reaches the operators from soft_dtw_cost or from a callable dist: name both.
+  const char* whose = std::string(name) == "D" ? " (the cost: soft_dtw_cost's D, or what a callable dist returned)" : "";
+  TORCH_CHECK_TYPE(at::isFloatingType(t.scalar_type()), name, whose, " must be a floating-point tensor (got ",
                    t.scalar_type(), ")");
 }
 
@@ -113,6 +137,9 @@ Pair check_xy(const at::Tensor& x, const at::Tensor& y) {
   TORCH_CHECK_VALUE(p.n >= 1, "x must have at least one time step (got shape ", x.sizes(), ")");
   TORCH_CHECK_VALUE(p.m >= 1, "y must have at least one time step (got shape ", y.sizes(), ")");
   TORCH_CHECK_VALUE(p.dim >= 1, "x and y must have at least one feature (got x: ", x.sizes(), ")");
+  if (p.a.is_cpu())
+    check_cpu_memory(p, cells(p) * static_cast<double>(at::elementSize(compute_dtype(x.scalar_type()))),
+                     "the (B, N, M) cost");
   return p;
 }
 

@@ -11,16 +11,20 @@
 
 namespace sdtw::bench {
 
-Table load_results(const std::string& path) {
+namespace {
+Table parse_results(const std::string& path) {
   if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     const auto j = nlohmann::json::parse(read_file(path));
-    if (!j.contains("columns") || !j.contains("rows")) throw std::runtime_error(path + ": not an sdtw-bench results file");
+    if (!j.contains("columns") || !j.contains("rows")) throw std::runtime_error(path + ": not an sdtw-bench results file (no 'columns' and 'rows')");
     Table t;
     for (const auto& c : j["columns"]) t.header.push_back(c.get<std::string>());
     for (const auto& r : j["rows"]) {
       std::vector<std::string> fields;
       for (const auto& c : t.header) {
-        const auto& v = r.contains(c) ? r[c] : nlohmann::json();
+        const auto& v = r.is_object() && r.contains(c) ? r[c] : nlohmann::json();
+        if (v.is_structured())
+          throw std::runtime_error(path + ": not an sdtw-bench results file (row " + std::to_string(t.rows.size() + 1) +
+                                   ", column '" + c + "' is " + v.dump() + ", not a number or text)");
         if (v.is_null())
           fields.push_back(c == "bandwidth" ? "none" : "");
         else if (v.is_string())
@@ -37,6 +41,27 @@ Table load_results(const std::string& path) {
     return t;
   }
   return read_csv(path, /*drop_partial_tail=*/true);
+}
+}  // namespace
+
+Table load_results(const std::string& path) {
+  // Every failure names the file: the JSON parser's and the key's messages do not.
+  const auto fail = [&](const std::string& why) {
+    throw std::runtime_error(path + ": not an sdtw-bench results file (" + why + ")");
+  };
+  Table t;
+  try {
+    t = parse_results(path);
+  } catch (const nlohmann::json::exception& e) {
+    fail(e.what());
+  }
+  if (t.header.empty()) fail("it is empty");
+  try {
+    for (size_t r = 0; r < t.rows.size(); ++r) (void)row_key(t, r);
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return t;
 }
 
 namespace {

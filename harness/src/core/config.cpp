@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -40,6 +41,16 @@ std::string key_text(const YAML::Node& k) {
 std::string format_count(double n) { return n < 9e18 ? std::to_string(static_cast<int64_t>(n)) : format_double(n); }
 
 // Values of an integer range, counted before any is materialised.
+// Why a scalar is not an int64: too large for 64 bits (all digits), or not an integer at all.
+std::string not_an_integer(const std::string& text) {
+  const bool digits = !text.empty() && text.find_first_not_of("+-0123456789") == std::string::npos &&
+                      text.find_first_of("+-", 1) == std::string::npos;
+  if (digits)
+    return "integer " + text + " is out of range: it must fit in 64 bits (at most " +
+           std::to_string(std::numeric_limits<int64_t>::max()) + ")";
+  return "expected an integer, got '" + text + "'";
+}
+
 int64_t range_count(int64_t from, int64_t to, int64_t mul, int64_t step) {
   if (step > 0) return (to - from) / step + 1;
   int64_t count = 0;
@@ -93,7 +104,7 @@ class Parser {
     try {
       return n.as<int64_t>();
     } catch (const YAML::Exception&) {
-      fail(n, key, "expected an integer, got '" + n.Scalar() + "'");
+      fail(n, key, not_an_integer(n.Scalar()));
     }
   }
   double as_double(const YAML::Node& n, const std::string& key) const {
@@ -172,7 +183,7 @@ int64_t parse_int(const Parser& P, const Axis& a, size_t i, const std::string& k
   try {
     v = n.as<int64_t>();
   } catch (const YAML::Exception&) {
-    P.fail(a.lines[i], key, "expected an integer, got '" + a.values[i] + "'");
+    P.fail(a.lines[i], key, not_an_integer(a.values[i]));
   }
   if (v < min_value) P.fail(a.lines[i], key, "must be at least " + std::to_string(min_value) + ", got " + a.values[i]);
   return v;

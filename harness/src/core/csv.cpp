@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -107,7 +109,7 @@ Table parse_csv(const std::string& text, const std::string& name, bool drop_part
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
+  if (!in) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -118,14 +120,24 @@ Table read_csv(const std::string& path, bool drop_partial_tail) { return parse_c
 void write_file_atomic(const std::string& path, const std::string& text) {
   // One temporary per process: two writers never rename each other's half-written file.
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Every failure removes the temporary and names the file the caller asked for, with the reason.
+  const auto fail = [&](const char* what) {
+    const int error = errno;
+    std::remove(tmp.c_str());
+    throw std::runtime_error(std::string("cannot ") + what + " " + path + ": " +
+                             (error ? std::strerror(error) : "the write failed"));
+  };
+  errno = 0;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp);
+    if (!out) fail("create");
     out << text;
     out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp);
+    if (!out) fail("write");
+    out.close();
+    if (!out) fail("write");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("replace");
 }
 
 void write_csv(const std::string& path, const Table& t) {

@@ -26,9 +26,16 @@ std::string read_all(int fd) {
 
 std::string lock_path(const std::string& csv_path) { return csv_path + ".lock"; }
 
+void create_parent_folder(const std::string& file) {
+  const auto parent = std::filesystem::path(file).parent_path();
+  std::error_code error;
+  if (parent.empty() || std::filesystem::is_directory(parent)) return;
+  std::filesystem::create_directories(parent, error);
+  if (error) throw std::runtime_error("cannot create folder " + parent.string() + " for " + file + ": " + error.message());
+}
+
 OutputLock::OutputLock(const std::string& lock_file, const std::string& what) {
-  const auto parent = std::filesystem::path(lock_file).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
+  create_parent_folder(lock_file);
   fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw std::runtime_error("cannot open the lock file " + lock_file + ": " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {

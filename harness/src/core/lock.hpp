@@ -11,6 +11,9 @@ class LockHeld : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Creates the folders above `file`; an error names the folder, the file and the system's reason.
+void create_parent_folder(const std::string& file);
+
 class OutputLock {
  public:
   // Takes the lock on `lock_file` (created if missing, with its folder) without waiting and records the holder

@@ -39,6 +39,12 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
   return leaves + state + unfused;
 }
 
+std::string exceeds_capacity(const Point& p, double estimate_bytes, double capacity_bytes) {
+  if (capacity_bytes <= 0 || !(estimate_bytes > capacity_bytes)) return "";
+  return "estimated peak " + format_bytes(estimate_bytes) + " > " + format_bytes(capacity_bytes) + " of " +
+         (p.device == "cuda" ? "GPU" : "host") + " memory";
+}
+
 std::string format_bytes(double bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;

@@ -15,6 +15,10 @@ namespace sdtw::bench {
 // `threads`: CPU threads working on pairs at once (the reference keeps one pair per thread).
 double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads);
 
+// Why the point cannot run: "estimated peak 3.0 TiB > 23.4 GiB of host memory" (GPU memory for
+// CUDA points); empty when it fits or the capacity is unknown (<= 0).
+std::string exceeds_capacity(const Point& p, double estimate_bytes, double capacity_bytes);
+
 // "512 B", "3.2 MiB", "29.1 TiB".
 std::string format_bytes(double bytes);
 

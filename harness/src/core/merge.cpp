@@ -44,8 +44,7 @@ Table merge_files(const std::vector<std::string>& inputs, const std::string& out
   std::vector<Table> tables;
   nlohmann::json runs = nlohmann::json::array();
   std::set<std::string> seen_runs;  // the output itself may be an input (a resumed --gpus sweep)
-  const auto parent = fs::path(out).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
+  create_parent_folder(out);
   for (const auto& in : inputs) {
     // Inputs are read, never rewritten (they may belong to a sweep still writing them); their bad
     // rows are set aside beside the output, which the caller has locked.

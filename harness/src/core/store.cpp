@@ -1,6 +1,8 @@
 #include "store.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -73,10 +75,11 @@ void write_runs_log(const std::string& csv_path, const nlohmann::json& runs) {
 CheckedResults read_results_checked(const std::string& csv_path) {
   const std::string text = read_file(csv_path);
   const Table raw = parse_csv(text, csv_path, /*drop_partial_tail=*/true);
+  if (raw.header.empty()) throw SchemaMismatch(csv_path + ": not a results CSV of this sdtw-bench: the file is empty");
   for (const auto& c : common_columns())
     if (raw.column(c) < 0)
-      throw std::runtime_error(csv_path + ": not a results file of " + kSchemaVersion + " (no column '" + c +
-                               "'); move it away or pass --fresh");
+      throw SchemaMismatch(csv_path + ": not a results CSV of this sdtw-bench: no column '" + c + "' of " +
+                           kSchemaVersion);
   CheckedResults c{check_rows(raw), false};
   const bool torn = !text.empty() && text.back() != '\n';
   c.stale = torn || !c.rows.rejected.rows.empty();
@@ -122,7 +125,11 @@ ResultsStore::ResultsStore(std::string csv_path, nlohmann::json run_metadata, bo
   lock_ = std::make_unique<OutputLock>(lock_path(csv_path_), csv_path_);
   const bool exists = fs::exists(csv_path_) && fs::file_size(csv_path_) > 0;
   if (exists && !fresh) {
-    table_ = read_results_repairing(csv_path_, &repairs_);
+    try {
+      table_ = read_results_repairing(csv_path_, &repairs_);
+    } catch (const SchemaMismatch& e) {
+      throw std::runtime_error(std::string(e.what()) + "; move it away or pass --fresh to start it over");
+    }
     for (size_t i = 0; i < table_.rows.size(); ++i) keys_.insert(row_key(table_, i));
     resumed_ = table_.rows.size();
     runs_ = load_runs(csv_path_);
@@ -138,7 +145,7 @@ ResultsStore::ResultsStore(std::string csv_path, nlohmann::json run_metadata, bo
     std::ofstream log(runs_log_path(csv_path_), std::ios::binary | std::ios::app);
     log << runs_.back().dump() << "\n";
     log.flush();
-    if (!log) throw std::runtime_error("cannot append to " + runs_log_path(csv_path_));
+    if (!log) throw std::runtime_error("cannot append to " + runs_log_path(csv_path_) + ": " + std::strerror(errno));
   }
   write_json();
 }
@@ -147,10 +154,10 @@ void ResultsStore::append(const Result& r) {
   auto fields = result_fields(r);
   {
     std::ofstream out(csv_path_, std::ios::binary | std::ios::app);
-    if (!out) throw std::runtime_error("cannot append to " + csv_path_);
+    if (!out) throw std::runtime_error("cannot append to " + csv_path_ + ": " + std::strerror(errno));
     out << csv_line(fields);
     out.flush();
-    if (!out) throw std::runtime_error("cannot append to " + csv_path_);
+    if (!out) throw std::runtime_error("cannot append to " + csv_path_ + ": " + std::strerror(errno));
   }
   table_.rows.push_back(fields);
   keys_.insert(row_key(table_, table_.rows.size() - 1));

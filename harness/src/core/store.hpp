@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,11 @@ nlohmann::json load_runs(const std::string& csv_path);
 void write_runs_log(const std::string& csv_path, const nlohmann::json& runs);
 
 // A results CSV of any tool read and checked, the file left as it is: invalid and duplicated rows
-// apart; `stale` when the file differs from `rows.kept` (torn tail, rows set apart). Throws when a
-// common column of the schema is missing. Throws when the header is not the results header.
+// apart; `stale` when the file differs from `rows.kept` (torn tail, rows set apart). Throws
+// SchemaMismatch when the file is empty or a common column of the schema is missing.
+struct SchemaMismatch : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 struct CheckedResults {
   CheckedRows rows;
   bool stale = false;

@@ -19,6 +19,8 @@ Shard parse_shard(const std::string& text) {
     const auto rest = text.substr(slash + 1);
     s.n = std::stoi(rest, &used);
     if (used != rest.size()) throw std::invalid_argument("junk");
+  } catch (const std::out_of_range&) {
+    throw std::invalid_argument("--shard K/N needs K and N of at most 2147483647, got '" + text + "'");
   } catch (const std::exception&) {
     throw std::invalid_argument("--shard expects K/N (e.g. 2/4), got '" + text + "'");
   }

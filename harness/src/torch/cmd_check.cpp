@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/lock.hpp"
 #include "core/csv.hpp"
 #include "core/text_table.hpp"
 #include "torch/commands.hpp"
@@ -257,8 +258,7 @@ void register_check(CLI::App& app) {
     }
     const std::string out = a.csv.empty() ? "results/" + device_slug() + "/grad-accuracy.csv" : a.csv;
     if (!acc.rows.empty()) {
-      const auto parent = std::filesystem::path(out).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent);
+      create_parent_folder(out);
       write_csv(out, acc);
       std::cout << "\nGradient error vs gamma and length (rel-L2 against float64):\n" << format_text_table(acc);
       std::cout << "written to " << out << "\n";

@@ -1,7 +1,9 @@
 // `sdtw-bench eval X Y`: the soft-DTW value (and gradient) of two series from CSV or .npy files.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "core/point.hpp"
 #include "core/series_io.hpp"
 #include "torch/commands.hpp"
 #include "torch/implementation.hpp"
@@ -23,6 +25,21 @@ Series from_tensor(const at::Tensor& t) {
   return s;
 }
 
+// Checked before any work: an output path whose folder is missing fails only after the computation.
+CLI::Validator in_existing_folder() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        const auto folder = std::filesystem::path(path).parent_path();
+        if (!folder.empty() && !std::filesystem::is_directory(folder))
+          return "folder " + folder.string() + " does not exist (got " + path + ")";
+        // The CSV replaces the file whole (write, then rename): a folder or a device is not one.
+        if (std::filesystem::exists(path) && !std::filesystem::is_regular_file(path))
+          return "must name a regular file, and " + path + " is not one";
+        return "";
+      },
+      "FILE");
+}
+
 }  // namespace
 
 void register_eval(CLI::App& app) {
@@ -30,26 +47,33 @@ void register_eval(CLI::App& app) {
                                          "(one time step per line) or .npy (N or N x D) files");
   struct Args {
     std::string x, y, impl = "auto", device = "cpu", dtype = "float64", grad_x_out, grad_y_out;
-    double gamma = 1.0;
-    int64_t band = -1;
+    double gamma = 1.0, band = -1;
     bool normalize = false, grad = false;
   };
   static Args a;
   cmd->add_option("x", a.x, "First series (.csv or .npy)")->required()->check(CLI::ExistingFile);
   cmd->add_option("y", a.y, "Second series (.csv or .npy)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--gamma", a.gamma, "Smoothing gamma > 0 (default 1)")->check(finite_positive());
-  cmd->add_option("--bandwidth", a.band, kBandwidthHelp);
+  add_bandwidth_option(cmd, a.band);
   cmd->add_flag("--normalize", a.normalize, "Soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2");
   cmd->add_option("--device", a.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--dtype", a.dtype, "float64 (default) or float32")->check(CLI::IsMember({"float32", "float64"}));
-  cmd->add_option("--impl", a.impl, "Implementation (default: ours on the device, else reference_cpu)");
-  cmd->add_flag("--grad", a.grad, "Also compute the gradient with respect to x and y");
-  cmd->add_option("--grad-x-out", a.grad_x_out, "Write d sdtw / d x as CSV here (default: print)");
-  cmd->add_option("--grad-y-out", a.grad_y_out, "Write d sdtw / d y as CSV here (default: print)");
+  std::vector<std::string> impls = known_implementations();
+  impls.insert(impls.begin(), "auto");
+  cmd->add_option("--impl", a.impl, "Implementation (default: ours on the device, else reference_cpu)")
+      ->check(CLI::IsMember(impls));
+  auto* grad = cmd->add_flag("--grad", a.grad, "Also compute the gradient with respect to x and y");
+  cmd->add_option("--grad-x-out", a.grad_x_out, "Write d sdtw / d x as CSV here (default: print)")
+      ->needs(grad)
+      ->check(in_existing_folder());
+  cmd->add_option("--grad-y-out", a.grad_y_out, "Write d sdtw / d y as CSV here (default: print)")
+      ->needs(grad)
+      ->check(in_existing_folder());
   cmd->callback([] {
     const Series xs = read_series(a.x), ys = read_series(a.y);
     if (xs.cols != ys.cols)
-      throw std::runtime_error("x has " + std::to_string(xs.cols) + " features, y has " + std::to_string(ys.cols));
+      throw std::runtime_error("x (" + a.x + ") has " + std::to_string(xs.cols) + " features per time step, y (" + a.y +
+                               ") has " + std::to_string(ys.cols) + ": they must be the same");
     Point p;
     p.device = a.device;
     p.dtype = a.dtype;
@@ -58,18 +82,16 @@ void register_eval(CLI::App& app) {
     p.m = ys.rows;
     p.dim = xs.cols;
     p.gamma = a.gamma;
-    if (a.band > 0) p.bandwidth = a.band;
+    p.bandwidth = band_of(a.band);
     p.normalize = a.normalize;
+    p.impl = a.impl;
     if (a.impl == "auto") {
       const std::string ours = a.device == "cuda" ? "ours_fused" : "ours_cpu";
       const auto* o = find_implementation(ours);
       p.impl = o && o->supports(p).ok ? ours : "reference_cpu";
-    } else {
-      p.impl = a.impl;
     }
+    check_point_runs(p, "the series' lengths or features");
     const Implementation* impl = find_implementation(p.impl);
-    if (!impl) throw std::runtime_error("unknown implementation " + p.impl);
-    if (auto s = impl->supports(p); !s.ok) throw std::runtime_error(p.impl + ": " + s.reason);
     const at::Device dev = a.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
     const auto st = a.dtype == "float64" ? at::kDouble : at::kFloat;
     at::Tensor x = to_tensor(xs).to(dev, st).requires_grad_(a.grad);

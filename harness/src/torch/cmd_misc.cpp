@@ -1,5 +1,8 @@
 // merge, compare, table, list: the result-file tools and the implementation list.
+#include <cmath>
+#include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "core/compare.hpp"
 #include "core/lock.hpp"
@@ -11,6 +14,18 @@
 
 namespace sdtw::bench {
 
+namespace {
+// --mem-tol, --margin: relative amounts.
+CLI::Validator finite_non_negative() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto x = parse_number(text);
+        return x && std::isfinite(*x) && *x >= 0 ? std::string() : "must be a finite number >= 0 (got '" + text + "')";
+      },
+      "FINITE >= 0");
+}
+}  // namespace
+
 void register_merge(CLI::App& app) {
   auto* cmd = app.add_subcommand("merge", "Join result CSVs (shards or separate runs): one row per point key, "
                                           "the first file wins, rows in sweep order; JSON siblings are merged too");
@@ -19,6 +34,11 @@ void register_merge(CLI::App& app) {
   cmd->add_option("inputs", inputs, "Result CSVs")->required()->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", out, "Merged CSV (its .json sibling and runs log are written beside it)")->required();
   cmd->callback([] {
+    // Inputs are never rewritten (they may belong to a sweep still writing them).
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (std::filesystem::exists(out) && std::filesystem::equivalent(inputs[k], out))
+        throw std::invalid_argument("-o " + out + " is input " + std::to_string(k + 1) + " (" + inputs[k] +
+                                    "): merge never rewrites its inputs; name a new file");
     const OutputLock lock(lock_path(out), out);
     std::vector<std::string> repairs;
     const size_t n = merge_files(inputs, out, &repairs).rows.size();
@@ -36,13 +56,21 @@ void register_compare(CLI::App& app) {
   static bool fail_on_slower = false;
   cmd->add_option("A", a, "Baseline results (.json or .csv)")->required()->check(CLI::ExistingFile);
   cmd->add_option("B", b, "New results (.json or .csv)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--mem-tol", mem_tol, "Relative memory difference counted as same (default 0.02)");
-  cmd->add_option("--margin", margin, "Extra relative gap required between the spreads (default 0)");
-  cmd->add_flag("--fail-on-slower", fail_on_slower, "Exit 1 when any point is slower or uses more memory");
+  cmd->add_option("--mem-tol", mem_tol, "Relative memory difference counted as same (default 0.02)")
+      ->check(finite_non_negative());
+  cmd->add_option("--margin", margin, "Extra relative gap required between the spreads (default 0)")
+      ->check(finite_non_negative());
+  cmd->add_flag("--fail-on-slower", fail_on_slower,
+                "Exit 1 when any point is slower or uses more memory, or when no point is in both files");
   cmd->callback([] {
-    const auto rep = compare_tables(load_results(a), load_results(b), mem_tol, margin);
+    const Table ta = load_results(a), tb = load_results(b);
+    // A gate that passes on a file without rows would pass on a sweep that ran nothing.
+    for (const auto& [table, name] : {std::pair{&ta, &a}, std::pair{&tb, &b}})
+      if (table->rows.empty()) throw std::runtime_error(*name + ": no result rows to compare");
+    const auto rep = compare_tables(ta, tb, mem_tol, margin);
     std::cout << format_report(rep, a, b);
-    if (fail_on_slower && (rep.slower > 0 || rep.more_memory > 0)) exit_status() = 1;
+    if (rep.entries.empty()) std::cerr << "sdtw-bench: no point is in both " << a << " and " << b << "\n";
+    if (fail_on_slower && (rep.slower > 0 || rep.more_memory > 0 || rep.entries.empty())) exit_status() = 1;
   });
 }
 

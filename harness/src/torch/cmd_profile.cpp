@@ -51,8 +51,8 @@ void register_profile(CLI::App& app) {
                  "sdtw.forward = cost + forward recursion, sdtw.backward = backward recursion + gradient of the cost, "
                  "sdtw.gradient = gradients read back). Timed reps are inside cudaProfilerStart/Stop");
   static Point p;
-  static int reps = 10, warmup = 2;
-  static int64_t band = -1;
+  static int64_t reps = 10, warmup = 2;
+  static double band = -1;
   static uint64_t seed = 0;
   p.impl = "ours_fused";
   p.device = "";
@@ -60,36 +60,37 @@ void register_profile(CLI::App& app) {
   p.n = 512;
   p.m = 0;
   p.dim = 64;
-  cmd->add_option("--impl", p.impl, "Implementation (default ours_fused)");
-  cmd->add_option("--device", p.device, "cpu or cuda (default: the implementation's)");
-  cmd->add_option("-B,--batch", p.batch, "Pairs (default 32)");
-  cmd->add_option("-N", p.n, "Length of x (default 512)");
-  cmd->add_option("-M", p.m, "Length of y (default N)");
-  cmd->add_option("-D,--dim", p.dim, "Features (default 64)");
+  cmd->add_option("--impl", p.impl, "Implementation (default ours_fused)")->check(CLI::IsMember(known_implementations()));
+  cmd->add_option("--device", p.device, "cpu or cuda (default: the implementation's)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("-B,--batch", p.batch, "Pairs (default 32)")->check(integer_at_least(1));
+  cmd->add_option("-N", p.n, "Length of x (default 512)")->check(integer_at_least(1));
+  auto* m_option = cmd->add_option("-M", p.m, "Length of y (default N)")->check(integer_at_least(1));
+  cmd->add_option("-D,--dim", p.dim, "Features (default 64)")->check(integer_at_least(1));
   cmd->add_option("--gamma", p.gamma, "Gamma > 0 (default 1)")->check(finite_positive());
-  cmd->add_option("--bandwidth", band, kBandwidthHelp);
+  add_bandwidth_option(cmd, band);
   cmd->add_flag("--normalize", p.normalize, "Divergence");
   cmd->add_option("--dtype", p.dtype, "float32 or float64")->check(CLI::IsMember({"float32", "float64"}));
-  cmd->add_option("--reps", reps, "Profiled repetitions (default 10)");
-  cmd->add_option("--warmup", warmup, "Unprofiled repetitions first (default 2)");
-  cmd->add_option("--seed", seed, "Input seed (default 0)");
-  cmd->callback([] {
+  cmd->add_option("--reps", reps, "Profiled repetitions (default 10)")->check(integer_at_least(1));
+  cmd->add_option("--warmup", warmup, "Unprofiled repetitions first (default 2)")->check(integer_at_least(0));
+  cmd->add_option("--seed", seed, "Input seed (default 0)")->check(integer_at_least(0));
+  cmd->callback([m_option] {
     if (p.device.empty()) p.device = default_device(p.impl);
-    if (p.m <= 0) p.m = p.n;
-    if (band > 0) p.bandwidth = band;
+    if (m_option->count() == 0) p.m = p.n;
+    p.bandwidth = band_of(band);
+    check_point_runs(p, "-B, -N, -M or -D");
     const Implementation* impl = find_implementation(p.impl);
-    if (!impl) throw std::runtime_error("unknown implementation " + p.impl);
-    if (auto s = impl->supports(p); !s.ok) throw std::runtime_error(p.impl + ": " + s.reason);
     const Inputs in = make_inputs(p, seed);
     const at::Device dev = p.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
-    std::printf("profile: %s, %d warm-up + %d reps%s\n", describe(p).c_str(), warmup, reps,
+    std::printf("profile: %s, %ld warm-up + %ld reps%s\n", describe(p).c_str(), static_cast<long>(warmup),
+                static_cast<long>(reps),
 #ifdef SDTW_BENCH_HAVE_CUDA
                 ""
 #else
                 " (built without CUDA: no NVTX ranges)"
 #endif
     );
-    for (int i = 0; i < warmup + reps; ++i) {
+    for (int64_t i = 0; i < warmup + reps; ++i) {
 #ifdef SDTW_BENCH_HAVE_CUDA
       if (i == warmup && p.device == "cuda") cudaProfilerStart();
 #endif
@@ -120,7 +121,8 @@ void register_profile(CLI::App& app) {
         }
       }
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (i >= warmup) std::printf("rep %d: %.3f ms (wall, synchronized per phase)\n", i - warmup + 1, ms);
+      if (i >= warmup)
+        std::printf("rep %ld: %.3f ms (wall, synchronized per phase)\n", static_cast<long>(i - warmup + 1), ms);
     }
 #ifdef SDTW_BENCH_HAVE_CUDA
     if (p.device == "cuda") cudaProfilerStop();

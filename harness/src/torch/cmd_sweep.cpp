@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "core/text_table.hpp"
 #include "torch/commands.hpp"
 #include "torch/device_info.hpp"
+#include "torch/implementation.hpp"
 #include "torch/runner.hpp"
 
 #ifndef SDTW_SOURCE_DIR
@@ -39,6 +41,53 @@ const CLI::Validator& finite_positive() {
   return v;
 }
 
+CLI::Validator integer_at_least(int64_t low) {
+  return CLI::Validator(
+      [low](std::string& text) -> std::string {
+        int64_t v = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+        const std::string want = "must be an integer >= " + std::to_string(low);
+        if (error == std::errc::result_out_of_range)
+          return want + " that fits in 64 bits (got " + text + ")";
+        if (error != std::errc() || end != text.data() + text.size()) return want + " (got '" + text + "')";
+        return v >= low ? std::string() : want + " (got " + text + ")";
+      },
+      "INT >= " + std::to_string(low));
+}
+
+// The Python API's rule (sdtw_torch.functional._check_bandwidth): a band this wide keeps every cell.
+constexpr double kNoBandFrom = 4611686018427387904.0;  // 2^62
+
+std::optional<int64_t> band_of(double bandwidth) {
+  if (!(bandwidth > 0) || bandwidth >= kNoBandFrom) return std::nullopt;
+  return static_cast<int64_t>(std::floor(bandwidth));
+}
+
+CLI::Option* add_bandwidth_option(CLI::App* cmd, double& bandwidth) {
+  return cmd
+      ->add_option("--bandwidth", bandwidth,
+                   "Sakoe-Chiba bandwidth (a fraction is floored); 0, negative or inf: no band (as sdtw_torch and "
+                   "softdtw-cuda-torch; default none)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const auto v = parse_number(text);
+            const bool infinite = text == "inf" || text == "-inf" || text == "+inf";
+            if (infinite || (v && !std::isnan(*v))) return "";
+            return "must be a number (0, negative or inf for no band), got '" + text + "'";
+          },
+          "NUMBER"));
+}
+
+void check_point_runs(const Point& p, const std::string& size_options) {
+  const Implementation* impl = find_implementation(p.impl);
+  if (!impl) throw std::invalid_argument("--impl " + p.impl + ": unknown (known: " + known_implementations_text() + ")");
+  if (const auto d = device_support(p); !d.ok) throw std::invalid_argument("--device " + p.device + ": " + d.reason);
+  if (const auto s = impl->supports(p); !s.ok) throw std::invalid_argument("--impl " + p.impl + ": " + s.reason);
+  const std::string why = exceeds_capacity(p, point_peak_estimate(p), memory_capacity_bytes(p.device));
+  if (!why.empty())
+    throw std::invalid_argument(describe(p) + ": " + why + " (nothing allocated); reduce " + size_options);
+}
+
 void add_sweep_options(CLI::App* app, SweepArgs& a) {
   app->add_option("--out", a.out_dir, "Directory for <sweep>.csv and <sweep>.json (default results/<gpu-slug>, "
                                       "e.g. results/h100, results/cpu without a GPU)");
@@ -55,7 +104,7 @@ void add_sweep_options(CLI::App* app, SweepArgs& a) {
                   "CUDA_VISIBLE_DEVICES and every Nth point, as --shard K/N); the rows are merged into the one "
                   "result file, each naming its GPU in the `gpu` column; rerun to resume");
   app->add_option("--limit", a.limit, "Run at most this many new points, then stop (resume later); >= 0")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
 }
 
 namespace {
@@ -159,6 +208,8 @@ int run_sweep_command(const SweepArgs& a) {
     return 0;
   }
   const std::string dir = a.out_dir.empty() ? "results/" + device_slug() : a.out_dir;
+  if (std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
+    throw std::invalid_argument("--out " + dir + ": exists and is not a folder");
   if (!gpus.empty()) return run_on_gpus(a, cfg, gpus, dir);
   const std::string stem = shard_stem(cfg.name, shard);
   const std::string csv = (std::filesystem::path(dir) / (stem + ".csv")).string();

@@ -2,6 +2,8 @@
 // The subcommands of sdtw-bench; each adds itself to the app and runs from its callback.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,9 +29,17 @@ int run_sweep_command(const SweepArgs& args);
 
 // CLI11 check: a finite number > 0 (gamma).
 const CLI::Validator& finite_positive();
-// Sakoe-Chiba option text: <= 0 means no band, as in sdtw_torch and softdtw-cuda-torch.
-inline constexpr const char* kBandwidthHelp =
-    "Sakoe-Chiba bandwidth; 0 or negative: no band (as sdtw_torch and softdtw-cuda-torch; default none)";
+// CLI11 check: a whole number >= low that fits in 64 bits (sizes, counts); the message names the bound.
+CLI::Validator integer_at_least(int64_t low);
+// --bandwidth read as sdtw_torch reads it: NaN refused; <= 0, inf or >= 2^62 is no band, else floor.
+CLI::Option* add_bandwidth_option(CLI::App* cmd, double& bandwidth);
+std::optional<int64_t> band_of(double bandwidth);
+
+struct Point;
+// For the one-point commands (profile, eval), before any allocation: the point's implementation
+// exists and supports it, its device is present, and its estimated peak memory fits the device
+// (the sweep's estimate); else an error naming the option, the value and the sizes.
+void check_point_runs(const Point& p, const std::string& size_options);
 
 void register_sweep(CLI::App& app);
 void register_merge(CLI::App& app);

@@ -45,10 +45,9 @@ Result run_point(const Point& p, const Settings& s, const std::string& sweep_nam
   // Refused before allocating: an allocator's message would name only the one request that failed.
   const double estimate = point_peak_estimate(p), capacity = memory_capacity_bytes(p.device);
   const std::string where = p.device == "cuda" ? "of GPU memory" : "of host memory";
-  if (capacity > 0 && estimate > capacity) {
+  if (const std::string why = exceeds_capacity(p, estimate, capacity); !why.empty()) {
     r.disposition = disposition::out_of_memory;
-    r.message = "estimated peak " + format_bytes(estimate) + " > " + format_bytes(capacity) + " " + where +
-                " (not allocated)";
+    r.message = why + " (not allocated)";
     return finish(r);
   }
   const Tolerance tol = impl->tolerance(p);

@@ -31,31 +31,51 @@ def _forward(a, n, m, dim, bandwidth):
     return _values(a), state
 
 
+def _same_device(name, first, lengths=(), **others):
+    """A fake runs whenever one argument is a meta tensor, and would return uninitialised memory for
+    real inputs beside it: the operators' device rules (checks.cpp), with meta a device like any other."""
+    for other, t in others.items():
+        if t is not None and t.device != first.device:
+            raise RuntimeError(f"{name} and {other} must be on the same device ({name}: {first.device}, "
+                               f"{other}: {t.device})")
+    for other, t in zip(("x_lengths", "y_lengths"), lengths):
+        if t is not None and t.device.type != "cpu" and t.device != first.device:
+            raise RuntimeError(f"{other} must be on the CPU or on the device of the inputs ({first.device}), "
+                               f"but it is on {t.device}")
+
+
 def _soft_dtw_sqeuclidean(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("x", x, (x_lengths, y_lengths), y=y)
     return _values(x)
 
 
 def _soft_dtw_cost(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("D", D, (x_lengths, y_lengths))
     return _values(D)
 
 
 def _cost_forward(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("D", D, (x_lengths, y_lengths))
     return _forward(D, D.shape[-2], D.shape[-1], 1, bandwidth)
 
 
 def _sqeuclidean_cost(x, y):
+    _same_device("x", x, y=y)
     return x.new_empty(x.shape[:-1] + y.shape[-2:-1], dtype=_value_dtype(x.dtype))
 
 
 def _cost_backward(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("D", D, (x_lengths, y_lengths), dvalues=dvalues, state=state)
     return torch.empty_like(D, memory_format=torch.contiguous_format)
 
 
 def _sqeuclidean_forward(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("x", x, (x_lengths, y_lengths), y=y)
     return _forward(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth)
 
 
 def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("x", x, (x_lengths, y_lengths), y=y, dvalues=dvalues, state=state)
     return (
         torch.empty_like(x, memory_format=torch.contiguous_format),
         torch.empty_like(y, memory_format=torch.contiguous_format),
@@ -63,6 +83,7 @@ def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=N
 
 
 def _sqeuclidean_cost_backward(G, x, y):
+    _same_device("x", x, y=y, G=G)
     return (
         torch.empty_like(x, memory_format=torch.contiguous_format),
         torch.empty_like(y, memory_format=torch.contiguous_format),
@@ -70,6 +91,7 @@ def _sqeuclidean_cost_backward(G, x, y):
 
 
 def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("X", X, (x_lengths, y_lengths), Y=Y, x_index=x_index, y_index=y_index)
     return X.new_empty((x_index.shape[0],), dtype=_value_dtype(X.dtype))
 
 

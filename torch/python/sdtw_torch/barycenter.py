@@ -4,7 +4,7 @@ import time
 
 import torch
 
-from .checks import integer_at_least, number_at_least
+from .checks import _first_bad, integer_at_least, number_at_least
 from .cdist import check_series_set, check_set_lengths
 from .functional import _check_gamma, soft_dtw
 
@@ -43,11 +43,14 @@ def _check_weights(weights, B, device, dtype):
     single = w.dim() == 1
     if single:
         w = w.unsqueeze(0)
-    if w.dim() != 2 or w.shape[1] != B:
-        raise ValueError(f"weights must have shape ({B},) or (K, {B}) for X with {B} series "
+    if w.dim() != 2 or w.shape[1] != B or w.shape[0] < 1:
+        raise ValueError(f"weights must have shape ({B},) or (K, {B}) with K >= 1 for X with {B} series "
                          f"(got {tuple(torch.as_tensor(weights).shape)})")
-    if not bool(torch.isfinite(w).all()) or bool((w < 0).any()):
-        raise ValueError("weights must be finite and >= 0")
+    bad = (~torch.isfinite(w) | (w < 0)).nonzero()
+    if bad.numel():
+        k, b = bad[0].tolist()
+        where = f"[{b}]" if single else f"[{k}, {b}]"
+        raise ValueError(f"weights must be finite and >= 0 (weights{where} = {w[k, b].item()})")
     total = w.sum(1, keepdim=True)
     if bool((total <= 0).any()):
         empty = int((total.squeeze(1) <= 0).nonzero()[0])
@@ -56,6 +59,7 @@ def _check_weights(weights, B, device, dtype):
 
 
 def _check_init(init, K, single, X, device):
+    _check_real(init, "init")
     D = X.shape[2]
     z = torch.as_tensor(init).detach().to(device=device, dtype=X.dtype)
     if z.dim() == 2:
@@ -66,6 +70,29 @@ def _check_init(init, K, single, X, device):
     if not bool(torch.isfinite(z).all()):
         raise ValueError("init must be finite")
     return z.clone()
+
+
+def _check_real(t, name):
+    """Optimising needs values: a meta tensor has none."""
+    if isinstance(t, torch.Tensor) and t.device.type == "meta":
+        raise ValueError(f"{name} is on the meta device, which holds no values: pass a tensor on the CPU or CUDA")
+
+
+def check_finite_set(X, lengths, name):
+    """A non-finite value inside the lengths would make its series' soft-DTW NaN, and with it a
+    barycenter or a clustering, for no visible reason; padding is never read."""
+    _check_real(X, name)
+    position = _first_bad(X, {0: lengths})
+    if position is not None:
+        b, i, j = position
+        raise ValueError(f"{name} must be finite: {name}[{b}, {i}, {j}] = {X[b, i, j].item()}")
+
+
+def check_optimisable(X, name, caller):
+    """The optimisers' matrix products have no float16 kernels on the CPU (bfloat16 has them)."""
+    if X.dtype == torch.float16 and X.device.type == "cpu":
+        raise ValueError(f"{name} is float16 on the CPU, where {caller} cannot run (torch has no float16 matrix "
+                         f"products there): pass {name}.float(), or a float32, float64 or bfloat16 tensor")
 
 
 def _check_options(max_iter, lr, patience, tol, method):
@@ -207,9 +234,12 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     gamma = _check_gamma(gamma)
     _check_options(max_iter, lr, patience, tol, method)
     device = torch.device(device) if device is not None else X.device
+    _check_real(X, "X")
     X = X.detach().to(device)
+    check_optimisable(X, "X", "softdtw_barycenter")
     B, N, _ = X.shape
     lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
+    check_finite_set(X, lengths, "X")
     W, single = _check_weights(weights, B, device, X.dtype)
     K = W.shape[0]
     if init is None:

@@ -34,6 +34,9 @@ def check_set_lengths(lengths, X, name):
             or lengths.dtype == torch.bool:
         raise ValueError(f"{name} must be {X.shape[0]} integers, one per series (got shape {tuple(lengths.shape)}, "
                          f"{lengths.dtype})")
+    if lengths.device.type != "cpu" and lengths.device != X.device:
+        raise ValueError(f"{name} must be on the CPU or on the device of the series ({X.device}), "
+                         f"but it is on {lengths.device}")
     host = _check_lengths(lengths, name, X.shape[1])
     return lengths.to(device=X.device, dtype=torch.int64), host
 

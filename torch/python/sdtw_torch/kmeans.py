@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from .barycenter import METHODS, resample, softdtw_barycenter
+from .barycenter import METHODS, check_finite_set, check_optimisable, resample, softdtw_barycenter
 from .checks import integer_at_least, number_at_least
 from .cdist import _pair_values, cdist_soft_dtw, check_series_set, check_set_lengths
 from .functional import _check_gamma, _resolve
@@ -149,13 +149,17 @@ class SoftDTWKMeans:
     def fit(self, X, X_lengths=None):
         """Cluster X (B, N, D) (X_lengths (B,) for a padded set); returns self."""
         check_series_set(X, "X")
+        check_optimisable(X, "X", "SoftDTWKMeans")
         X = X.detach()
         lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
+        check_finite_set(X, lengths, "X")
         K = self.n_clusters
         if K > X.shape[0]:
             raise ValueError(f"n_clusters must be <= the number of series ({X.shape[0]}) (got {K})")
         if isinstance(self.init, torch.Tensor) and tuple(self.init.shape) != (K,) + tuple(X.shape[1:]):
             raise ValueError(f"init must have shape {(K,) + tuple(X.shape[1:])} (got {tuple(self.init.shape)})")
+        if isinstance(self.init, torch.Tensor):
+            check_finite_set(self.init, None, "init")
         generator = _generator(self.random_state)
         best = None
         successes, attempts = 0, 0
@@ -164,6 +168,9 @@ class SoftDTWKMeans:
             try:
                 run = self._fit_one(X, lengths, generator)
             except EmptyClusterError as error:
+                if isinstance(self.init, torch.Tensor):  # every run starts from the same centres
+                    raise ValueError(f"init: starting from these centres, {error} (are two centres identical?); give "
+                                     f"distinct centres or use init='k-means++'") from error
                 if self.verbose:
                     print(f"SoftDTWKMeans: restarting ({error})")
                 continue
@@ -186,7 +193,12 @@ class SoftDTWKMeans:
         check_series_set(X, "X")
         if X.shape[2] != self.cluster_centers_.shape[2]:
             raise ValueError(f"X must have {self.cluster_centers_.shape[2]} features, as at fit (got {X.shape[2]})")
-        return self._distances(X.detach(), check_set_lengths(X_lengths, X, "X_lengths")[0], self.cluster_centers_)
+        if X.device != self.cluster_centers_.device:
+            raise ValueError(f"X must be on the device of the data fit ({self.cluster_centers_.device}), got {X.device}")
+        lengths = check_set_lengths(X_lengths, X, "X_lengths")[0]
+        check_finite_set(X, lengths, "X")
+        # Any floating dtype is compared in the dtype of the fit (float16 has no CPU kernels there).
+        return self._distances(X.detach().to(self.cluster_centers_.dtype), lengths, self.cluster_centers_)
 
     def predict(self, X, X_lengths=None):
         """The index of the nearest centre (raw soft-DTW) of each series: (B,) int64."""

@@ -1,6 +1,8 @@
 """softdtw_barycenter: its objective and gradient against the numpy float64 reference, the optimum
 against scipy's L-BFGS-B on that reference, softdtw-cuda-torch's Adam schedule, K groups in one
 call against K calls, weights, lengths, errors. The `cuda` tests compare CUDA with the CPU."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -209,7 +211,14 @@ def test_verbose_prints_progress(capsys):
     (dict(X=torch.randn(4, 3)), r"X must have shape \(B, N, D\)"),
     (dict(gamma=-1.0), "gamma must be"),
     (dict(weights=torch.ones(3)), r"weights must have shape \(4,\) or \(K, 4\)"),
-    (dict(weights=torch.tensor([1.0, -1.0, 1.0, 1.0])), "weights must be finite and >= 0"),
+    (dict(weights=torch.ones(0, 4)), r"weights must have shape \(4,\) or \(K, 4\) with K >= 1 .*got \(0, 4\)"),
+    (dict(X=torch.randn(4, 4, 2).half()), r"X is float16 on the CPU, where softdtw_barycenter cannot run"),
+    (dict(X=torch.randn(4, 4, 2).index_fill_(2, torch.tensor(1), math.inf)), r"X must be finite: X\[0, 0, 1\] = inf"),
+    (dict(X=torch.randn(4, 4, 2).index_fill_(1, torch.tensor(3), math.nan), X_lengths=[3, 3, 3, 3]), None),
+    (dict(weights=torch.tensor([1.0, -1.0, 1.0, 1.0])), r"weights must be finite and >= 0 \(weights\[1\] = -1.0\)"),
+    (dict(weights=torch.ones(2, 4).index_fill_(1, torch.tensor(3), math.nan)), r"weights\[0, 3\] = nan"),
+    (dict(init=torch.zeros(4, 2, device="meta")), "init is on the meta device, which holds no values"),
+    (dict(X=torch.randn(4, 4, 2, device="meta")), "X is on the meta device, which holds no values"),
     (dict(weights=torch.tensor([[1.0, 1, 1, 1], [0, 0, 0, 0]])), "weights must have a positive sum.*group 1"),
     (dict(max_iter=-1), "max_iter must be"),
     (dict(lr=0.0), "lr must be"),

@@ -131,6 +131,8 @@ def test_no_grad_needed_returns_plain_tensor():
      r"bandwidth 1 is narrower than the largest \|length of X\[i\] - length of Y\[j\]\| = 4"),
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), pairs_per_chunk=0), "pairs_per_chunk must be"),
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randint(0, 3, (3, 4, 2))), "X must be a floating-point tensor"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), X_lengths=torch.tensor([4, 4, 4], device="meta")),
+     r"X_lengths must be on the CPU or on the device of the series \(cpu\), but it is on meta"),
 ])
 def test_bad_arguments_name_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):

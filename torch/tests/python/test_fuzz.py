@@ -3,7 +3,8 @@ SoftDTW(...)(x, y), soft_dtw_cost and alignment.
 
 Each draw picks a function, shapes (batched or not, N != M, N = 1, B = 0, mismatched batch or
 feature sizes, wrong ndim, empty, not a tensor), dtypes (float16/bfloat16/32/64, int, bool, mixed),
-devices, values (scaled, sometimes one nan/inf), gamma (negative, 0, nan, inf, tiny, huge, numpy,
+devices (one input or the lengths on the meta device beside real tensors), values (scaled,
+sometimes one nan/inf), gamma (negative, 0, nan, inf, tiny, huge, numpy,
 0-d tensor, string...), bandwidth (None, <= 0, small, floats, 2**63, nan...), dist, fused,
 normalize, reduction, lengths (lists, tensors, out of range, floats, wrong count...) and
 check_inputs. A small oracle says which arguments are invalid, and the call must then:
@@ -73,9 +74,13 @@ def wrong_shape_cost(a, b):  # a user's callable dist with a wrong output shape
     return sq_cost(a, b).sum(-1)
 
 
+def integer_cost(a, b):  # a user's callable dist returning integers
+    return sq_cost(a, b).to(torch.int64)
+
+
 LENGTH_KINDS = ["list", "list", "tuple", "int64", "int32", "np_ints", "ndarray", "0d", "scalar"]
-BAD_LENGTH_KINDS = ["too_small", "too_big", "float_in_list", "float_tensor", "bool_tensor", "count"]
-TENSOR_KINDS = ("int64", "int32", "0d", "float_tensor", "bool_tensor")
+BAD_LENGTH_KINDS = ["too_small", "too_big", "float_in_list", "float_tensor", "bool_tensor", "count", "meta"]
+TENSOR_KINDS = ("int64", "int32", "0d", "float_tensor", "bool_tensor", "meta")
 
 
 def draw_lengths(rng, d, name, full, bad):
@@ -97,6 +102,8 @@ def draw_lengths(rng, d, name, full, bad):
             d["kwargs"]["check_inputs"] = False  # see test_known_check_inputs_before_shape_checks
     # A lengths tensor on the CPU or on the inputs' device (CUDA lengths with CPU inputs: test_known_cuda_*)
     device = pick(rng, d["devices"]) if kind in TENSOR_KINDS and d["device"] != "cpu" else "cpu"
+    if kind == "meta":  # beside real inputs a fake kernel would run and return uninitialised memory
+        device = "meta"
     # One int (or a 0-d tensor) is the lengths of one pair: wrong for a batch of another size.
     if kind in BAD_LENGTH_KINDS or (kind == "0d" and d["batched"]) or (kind == "scalar" and count != 1):
         bad.add(name)
@@ -130,7 +137,7 @@ def draw(rng, devices):
     shapes = {"D": [d["N"], d["M"]]} if cost_api else {"x": [d["N"], d["F"]], "y": [d["M"], d["F"]]}
     if d["batched"]:
         shapes = {k: [d["B"]] + s for k, s in shapes.items()}
-    faults = ["ndim", "empty", "not_tensor"] + (["batch", "features", "ndim_mix"] if not cost_api else [])
+    faults = ["ndim", "empty", "not_tensor"] + (["batch", "features", "ndim_mix", "meta"] if not cost_api else [])
     fault = pick(rng, faults) if rng.random() < bad_p else None
     if fault in ("batch", "ndim_mix") and not d["batched"]:
         fault = None
@@ -150,7 +157,7 @@ def draw(rng, devices):
         shapes["y"][-1] += 1
     elif fault == "ndim_mix":
         shapes["y"] = shapes["y"][1:]
-    if fault in ("batch", "features", "ndim_mix"):
+    if fault in ("batch", "features", "ndim_mix", "meta"):
         bad.update(names)
     d.update(fault=fault, shapes=shapes, not_tensor_name=target,
              not_tensor=pick(rng, ["list", "ndarray"]) if fault == "not_tensor" else None)
@@ -165,6 +172,8 @@ def draw(rng, devices):
         d["dtypes"]["y"] = pick(rng, [t for t in FLOATS if t != dtype])
         bad.update(names)
     d["devices_of"] = {k: d["device"] for k in names}
+    if fault == "meta":
+        d["devices_of"][target] = "meta"
     if not cost_api and d["device"] != "cpu" and rng.random() < bad_p:  # (x on the CPU: test_known_cuda_*)
         d["devices_of"]["y"] = "cpu"
         bad.update(names)
@@ -190,8 +199,8 @@ def draw(rng, devices):
             dist = pick(rng, ["foo", None, 3])
             bad.add("dist")
         elif rng.random() < 0.1 and fault is None and dtype in FLOATS and not bad & set(names):
-            dist = wrong_shape_cost if rng.random() < bad_p * 2 else sq_cost
-            if dist is wrong_shape_cost:
+            dist = pick(rng, [wrong_shape_cost, integer_cost]) if rng.random() < bad_p * 2 else sq_cost
+            if dist is not sq_cost:
                 bad.add("dist")
         d["kwargs"]["dist"] = dist
     if api in ("soft_dtw", "SoftDTW"):
@@ -493,3 +502,140 @@ def test_check_inputs_checks_the_band_against_device_lengths():
     with pytest.raises(ValueError, match="bandwidth"):
         sdtw_torch.soft_dtw(x, Y.cuda(), bandwidth=1, x_lengths=torch.tensor([5, 1], device="cuda"),
                             check_inputs=True)
+
+
+# The set APIs (cdist_soft_dtw, softdtw_barycenter, SoftDTWKMeans): random sets, each draw valid
+# or with one invalid argument of the families users hit (empty or mis-shaped weights, float16 on
+# the CPU, a NaN in the data or the initial centres, the data, the centres or the lengths on the
+# meta device, lengths out of range).
+# An invalid draw must raise an error naming the argument; a valid one returns finite results.
+
+SET_FAULTS = [None, None, None, "weights_empty", "weights_shape", "weights_negative", "float16", "nan_X", "nan_init",
+              "meta_lengths", "lengths_range", "too_many_clusters", "meta_X", "meta_init"]
+
+
+def draw_set_call(rng):
+    api = pick(rng, ["cdist", "barycenter", "kmeans"])
+    B, N, F = int(rng.integers(2, 5)), int(rng.integers(2, 6)), int(rng.integers(1, 3))
+    fault = pick(rng, [f for f in SET_FAULTS if f not in {
+        "cdist": ("weights_empty", "weights_shape", "weights_negative", "float16", "nan_X", "nan_init",
+                  "too_many_clusters", "meta_X", "meta_init"),
+        "barycenter": ("nan_X", "too_many_clusters"),
+        "kmeans": ("weights_empty", "weights_shape", "weights_negative")}[api]])
+    gen = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    X = torch.randn(B, N, F, generator=gen, dtype=pick(rng, [torch.float32, torch.float64]))
+    lengths = torch.randint(1, N + 1, (B,), generator=gen) if rng.random() < 0.4 else None
+    kwargs, bad = {}, None
+    if fault == "float16":
+        X, bad = X.half(), "X"
+    elif fault == "nan_X":
+        X[int(rng.integers(B)), 0, 0], bad = math.nan, "X"  # row 0 is inside any length
+    elif fault in ("meta_lengths", "lengths_range"):
+        lengths = torch.full((B,), N, dtype=torch.int64)
+        if fault == "meta_lengths":
+            lengths = lengths.to("meta")
+        else:
+            lengths[int(rng.integers(B))] = pick(rng, [0, N + 1])
+        bad = "X_lengths"
+    elif fault == "meta_X":
+        X, bad = X.to("meta"), "X"
+    if api == "barycenter":
+        K = int(rng.integers(1, 3))
+        kwargs["weights"] = torch.rand(K, B, generator=gen) + 0.1
+        if fault == "weights_empty":
+            kwargs["weights"], bad = torch.ones(0, B), "weights"
+        elif fault == "weights_shape":
+            kwargs["weights"], bad = torch.ones(K, B + 1), "weights"
+        elif fault == "weights_negative":
+            kwargs["weights"][0, 0], bad = -1.0, "weights"
+        kwargs["init"] = torch.randn(K, N, F, generator=gen)
+        if fault == "nan_init":
+            kwargs["init"][0, 0, 0], bad = math.nan, "init"
+        elif fault == "meta_init":
+            kwargs["init"], bad = kwargs["init"].to("meta"), "init"
+    if api == "kmeans":
+        K = B + 1 if fault == "too_many_clusters" else int(rng.integers(1, B))
+        bad = "n_clusters" if fault == "too_many_clusters" else bad
+        if fault in ("nan_init", "meta_init"):
+            init = torch.randn(K, N, F, generator=gen, dtype=X.dtype)
+            init[-1, -1, -1], bad = math.nan, "init"
+            kwargs["init"] = init.to("meta") if fault == "meta_init" else init
+    return dict(api=api, X=X, lengths=lengths, kwargs=kwargs, K=kwargs.get("init", X).shape[0] if api != "kmeans"
+                else K, bad=bad, fault=fault)
+
+
+def call_set(d):
+    if d["api"] == "cdist":
+        return sdtw_torch.cdist_soft_dtw(d["X"], gamma=0.5, X_lengths=d["lengths"])
+    if d["api"] == "barycenter":
+        return sdtw_torch.softdtw_barycenter(d["X"], gamma=0.5, max_iter=2, X_lengths=d["lengths"], **d["kwargs"])
+    model = sdtw_torch.SoftDTWKMeans(d["K"], gamma=0.5, max_iter=2, barycenter_iter=2, random_state=0,
+                                     init=d["kwargs"].get("init", "k-means++"))
+    return model.fit(d["X"], X_lengths=d["lengths"]).cluster_centers_
+
+
+def test_fuzz_set_apis_cpu():
+    failures, outcomes = [], {"raised": 0, "returned": 0}
+    for index in range(300):
+        d = draw_set_call(np.random.default_rng([SEED, 1, index]))
+        where = f"SDTW_FUZZ_SEED={SEED} set draw {index}: {d['api']} fault={d['fault']} X={tuple(d['X'].shape)}" \
+                f" {d['X'].dtype}"
+        try:
+            out = call_set(d)
+        except Exception as err:  # noqa: BLE001 - every exception is judged below
+            outcomes["raised"] += 1
+            message = str(err)
+            if d["bad"] is None and "left a cluster empty" in message:
+                continue  # a documented outcome of k-means on some sets, not a bad argument
+            if d["bad"] is None:
+                failures.append(f"{where}: valid call raised {type(err).__name__}: {message[:300]}")
+            elif not isinstance(err, (ValueError, TypeError)) or not re.search(rf"(?<!\w){d['bad']}(?!\w)", message):
+                failures.append(f"{where}: {type(err).__name__} does not name {d['bad']}: {message[:300]}")
+            continue
+        outcomes["returned"] += 1
+        if d["bad"] is not None:
+            failures.append(f"{where}: invalid {d['bad']} returned {out!r:.200}")
+        elif not torch.isfinite(out).all():
+            failures.append(f"{where}: non-finite result from finite inputs")
+    print(f"set fuzz: {outcomes}")
+    assert not failures, f"{len(failures)} set draws failed:\n" + "\n".join(failures[:20])
+    assert min(outcomes.values()) > 50, outcomes
+
+
+def test_huge_cpu_problem_is_refused_naming_sizes_and_bytes():
+    """Sizes whose float64 state cannot fit in the machine are refused before any allocation (at
+    once), naming B, N, M and the bytes, also for a stride-0 batch that costs nothing to make."""
+    start = time.monotonic()
+    x = torch.randn(1, 4, 1).expand(10**12, 4, 1)
+    with pytest.raises(RuntimeError, match=r"B = 1000000000000 pairs with N = 4, M = 4 needs at least [0-9.e+]+ GiB"):
+        sdtw_torch.soft_dtw(x, x)
+    long = torch.randn(10**7, 1, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"N = 10000000, M = 10000000 needs at least .* GiB .* of memory"):
+        sdtw_torch.soft_dtw(long, long.detach())
+    with pytest.raises(RuntimeError, match=r"N = 10000000, M = 10000000"):
+        sdtw_torch.alignment(long.detach(), long.detach())
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("where", ["x_lengths", "y_lengths", "y"])
+@pytest.mark.parametrize("api", ["soft_dtw", "soft_dtw_cost", "alignment"])
+def test_meta_argument_beside_cpu_inputs_is_named(api, where):
+    """A meta tensor among CPU inputs routes the call to the fake kernels: an error naming it, not
+    uninitialised memory as the result."""
+    if api == "soft_dtw_cost" and where == "y":
+        pytest.skip("soft_dtw_cost has no y")
+    lengths = {where: torch.tensor([4, 3], device="meta")} if where != "y" else {}
+    y = Y.to("meta") if where == "y" else Y
+    with pytest.raises(RuntimeError, match=rf"(?<!\w){where}(?!\w).*meta"):
+        if api == "soft_dtw_cost":
+            sdtw_torch.soft_dtw_cost(torch.rand(2, 5, 4, dtype=torch.float64), **lengths)
+        else:
+            getattr(sdtw_torch, api)(X, y, **lengths)
+    # All on the meta device (shape inference) still works.
+    out = sdtw_torch.soft_dtw(X.to("meta"), Y.to("meta"))
+    assert out.device.type == "meta" and out.shape == (2,)
+
+
+def test_integer_cost_from_callable_dist_names_dist():
+    with pytest.raises(TypeError, match="callable dist"):
+        sdtw_torch.soft_dtw(X, Y, dist=integer_cost)

@@ -98,8 +98,8 @@ def test_given_init_and_empty_clusters():
     km = sdtw_torch.SoftDTWKMeans(3, gamma=0.1, max_iter=5, barycenter_iter=20, init=centres).fit(X)
     assert same_partition(km.labels_, truth)
     far = centres.clone()
-    far[2] = 1e3  # no series is nearest to it: every run leaves cluster 2 empty
-    with pytest.raises(RuntimeError, match="left a cluster empty"):
+    far[2] = 1e3  # no series is nearest to it: every run starts from it, so the error names init
+    with pytest.raises(ValueError, match="init: starting from these centres, cluster 2 has no series"):
         sdtw_torch.SoftDTWKMeans(3, max_iter=2, init=far).fit(X)
 
 
@@ -119,6 +119,19 @@ def test_given_init_and_empty_clusters():
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5)), r"X must have shape \(B, N, D\)"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), r"X_lengths\[2\] = 6 is out of range \[1, 5\]"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).predict(torch.randn(4, 5, 1)), "call fit before predict"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).index_put_((torch.tensor(2), torch.tensor(3)),
+                                                                             torch.tensor(math.nan))),
+     r"X must be finite: X\[2, 3, 0\] = nan"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1).index_fill_(1, torch.tensor(4), math.inf))
+     .fit(torch.randn(4, 5, 1)), r"init must be finite: init\[0, 4, 0\] = inf"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).half()), "X is float16 on the CPU"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1, device="meta")), "X is on the meta device"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1, device="meta")).fit(torch.randn(4, 5, 1)),
+     "init is on the meta device"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1)).fit(torch.randn(4, 5, 1)),
+     r"init: starting from these centres, cluster 1 has no series \(are two centres identical\?\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, max_iter=1, barycenter_iter=1, random_state=0).fit(torch.randn(4, 5, 1))
+     .predict(torch.randn(3, 5, 1).index_fill_(1, torch.tensor(1), math.nan)), r"X must be finite: X\[0, 1, 0\] = nan"),
 ])
 def test_bad_arguments_name_the_parameter(make, match):
     with pytest.raises((ValueError, RuntimeError, TypeError), match=match):
@@ -134,3 +147,11 @@ def test_cuda_recovers_planted_clusters(dtype):
     labels = km.fit_predict(X.to("cuda", dtype), X_lengths=lengths.cuda())
     assert km.cluster_centers_.is_cuda and km.cluster_centers_.dtype == dtype
     assert same_partition(labels.cpu(), truth)
+
+
+def test_transform_takes_any_floating_dtype_in_the_dtype_of_the_fit():
+    X = torch.randn(6, 5, 2, generator=torch.Generator().manual_seed(3))
+    km = sdtw_torch.SoftDTWKMeans(2, max_iter=2, barycenter_iter=2, random_state=0).fit(X)
+    half = km.transform(X.half())
+    assert half.dtype == torch.float32
+    torch.testing.assert_close(half, km.transform(X.half().float()), rtol=0, atol=0)
