@@ -29,7 +29,7 @@ def readmes():
 def blocks(path):
     """(line of the fence, language tag, code, no-run reason or None) of each fenced block; a no-run
     marker that precedes no block, or a fence left open, is an error."""
-    lines = path.read_text().splitlines()
+    lines, name = path.read_text().splitlines(), path.relative_to(SOURCE)
     found, marker, i = [], None, 0
     while i < len(lines):
         line = lines[i]
@@ -40,14 +40,14 @@ def blocks(path):
             start, tag = i + 1, opening.group(1).lower()
             end = next((j for j in range(i + 1, len(lines)) if FENCE.match(lines[j])), None)
             if end is None:
-                raise AssertionError(f"{path.name}:{start}: fence left open")
+                raise AssertionError(f"{name}:{start}: fence left open")
             found.append((start, tag, "\n".join(lines[i + 1:end]) + "\n", marker and marker[1]))
             marker, i = None, end
         elif line.strip() and marker:
-            raise AssertionError(f"{path.name}:{marker[0]}: no-run marker not on the line before a fence")
+            raise AssertionError(f"{name}:{marker[0]}: no-run marker not on the line before a fence")
         i += 1
     if marker:
-        raise AssertionError(f"{path.name}:{marker[0]}: no-run marker at the end of the file")
+        raise AssertionError(f"{name}:{marker[0]}: no-run marker at the end of the file")
     return found
 
 
@@ -67,7 +67,8 @@ def test_the_readme_has_python_snippets():
 def test_no_run_markers_stand_before_python_blocks():
     for path in readmes():
         for start, tag, _, reason in blocks(path):
-            assert reason is None or tag in PYTHON_TAGS, f"{path.name}:{start}: no-run marker on a {tag or 'plain'} block"
+            where = f"{path.relative_to(SOURCE)}:{start}"
+            assert reason is None or tag in PYTHON_TAGS, f"{where}: no-run marker on a {tag or 'plain'} block"
 
 
 @pytest.mark.parametrize("code,reason", python_snippets())
@@ -81,4 +82,5 @@ def test_snippet_runs(code, reason, tmp_path):
     script.write_text(code)
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                             timeout=SNIPPET_TIMEOUT_S)
-    assert result.returncode == 0, f"exit {result.returncode}\n--- code\n{code}--- stdout\n{result.stdout}--- stderr\n{result.stderr}"
+    assert result.returncode == 0, (f"exit {result.returncode}\n--- code\n{code}--- stdout\n{result.stdout}"
+                                    f"--- stderr\n{result.stderr}")
