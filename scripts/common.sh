@@ -51,7 +51,7 @@ build_sdtw() {
   local configure=()
   # A pip LibTorch (the GPU machine) is found through Python; Debian's libtorch-dev needs nothing.
   local torch_prefix
-  # From / : in the source tree, the folder torch/ would pass for the package when none is installed.
+  # From / : in the source tree, a folder of the tree would pass for torch when none is installed.
   torch_prefix=$(cd / && python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   if [ -n "$torch_prefix" ] && [ -f "$torch_prefix/Torch/TorchConfig.cmake" ]; then
     configure+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
