@@ -47,9 +47,13 @@ def _run(command, **kwargs):
 
 def _torch():
     """The torch of the installing Python: pip's build isolation hides its site-packages from this
-    process (PYTHONPATH, PYTHONNOUSERSITE), so it is asked in a process without them."""
+    process (PYTHONPATH, PYTHONNOUSERSITE), so it is asked in a process without them. That process
+    runs outside the source tree: `python -c` puts its working directory first on sys.path, where a
+    folder of the tree could pass for a package named torch."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE")}
-    probe = subprocess.run([sys.executable, "-c", _TORCH_PROBE], env=env, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory(prefix="sdtw-torch-probe-") as outside:
+        probe = subprocess.run([sys.executable, "-c", _TORCH_PROBE], env=env, cwd=outside,
+                               capture_output=True, text=True)
     if probe.returncode != 0:
         raise RuntimeError(sys.executable + " cannot import torch; install torch first (the operators are "
                            "built against it), then pip install --no-build-isolation .\n" + probe.stderr)

@@ -42,14 +42,17 @@ tree_dirty() {
 }
 
 # build_sdtw DIR TARGET...: configure (Release, the CUDA architecture of the GPU present, a pip
-# LibTorch found through Python) and build TARGETs (none: everything) in DIR.
+# LibTorch found through Python) and build TARGETs (none: everything) in DIR. Of the configure
+# output it prints the `sdtw:` lines (each optional part built or skipped, and why); CMake's
+# warnings and errors go to stderr as they come.
 build_sdtw() {
   local dir=$1
   shift
   local configure=()
   # A pip LibTorch (the GPU machine) is found through Python; Debian's libtorch-dev needs nothing.
   local torch_prefix
-  torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+  # From / : in the source tree, a folder of the tree would pass for torch when none is installed.
+  torch_prefix=$(cd / && python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   if [ -n "$torch_prefix" ] && [ -f "$torch_prefix/Torch/TorchConfig.cmake" ]; then
     configure+=("-DCMAKE_PREFIX_PATH=$torch_prefix")
   fi
@@ -62,7 +65,10 @@ build_sdtw() {
       configure+=("-DCMAKE_CUDA_ARCHITECTURES=${cap/./}")
     fi
   fi
-  cmake --preset default -B "$dir" "${configure[@]}" >/dev/null
+  local status
+  cmake --preset default -B "$dir" "${configure[@]}" | sed -n 's/^-- \(sdtw: \)/\1/p'
+  status=${PIPESTATUS[0]}
+  [ "$status" = 0 ] || return "$status"
   local targets=()
   [ $# -gt 0 ] && targets=(--target "$@")
   cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

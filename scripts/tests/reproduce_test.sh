@@ -6,10 +6,8 @@
 # this commit, --force, another commit, and a part stopped at its time limit.
 set -euo pipefail
 script=$(cd "$(dirname "$0")/.." && pwd)/reproduce.sh
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+# shellcheck source=scripts/tests/checks.sh
+source "$(dirname "$0")/checks.sh"
 
 mkdir -p "$work/bin" "$work/nogpu" "$work/build/harness" "$work/build/kernels/bench" "$work/build/kernels/tests"
 log=$work/calls.log
@@ -146,4 +144,4 @@ grep -q 'python3 torch/bench/features.py --out .* --reps 2' "$log" || fail "feat
 grep -q 'python3 paper/accuracy_grid.py --out .*accuracy-grid.csv kernels-grid=' "$log" || fail "accuracy grid command"
 grep -q 'sdtw_kernels_tests --gtest_filter=\*AccuracyGrid\*/2' "$log" || fail "known worst input not replayed"
 
-if [ $failures = 0 ]; then echo "reproduce.sh: all checks passed"; else exit 1; fi
+checks_done reproduce.sh

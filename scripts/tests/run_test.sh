@@ -6,10 +6,8 @@
 # in that one, and --publish copies the sweep into results/<gpu>/.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+# shellcheck source=scripts/tests/checks.sh
+source "$(dirname "$0")/checks.sh"
 
 repo=$work/repo
 mkdir -p "$repo/scripts" "$work/bin" "$work/gpu" "$work/build/harness"
@@ -78,4 +76,4 @@ rm -rf "$repo/runs"
 run noruns "$work/bin" --resume
 [ $rc = 2 ] && grep -q 'no run folder under runs/' "$work/noruns.txt" || fail "--resume without runs/: exit $rc"
 
-if [ $failures = 0 ]; then echo "run.sh: all checks passed"; else exit 1; fi
+checks_done run.sh
