@@ -20,6 +20,22 @@ def number_at_least(value, low, name):
     return value
 
 
+def _first_bad(t, lengths_by_axis):
+    """The index of t's first non-finite entry inside the lengths ((B, N, M) or one (N, M) series;
+    lengths_by_axis maps axis 0 or 1 of a series to its lengths), or None."""
+    bad = ~torch.isfinite(t.detach())
+    batched = t.dim() == 3
+    view = bad if batched else bad.unsqueeze(0)
+    for axis, lengths in lengths_by_axis.items():
+        if lengths is None:
+            continue
+        steps = torch.arange(view.shape[1 + axis], device=view.device)
+        inside = steps.unsqueeze(0) < lengths.to(view.device).reshape(-1, 1)  # (B, steps)
+        view = view & (inside.unsqueeze(2) if axis == 0 else inside.unsqueeze(1))
+    where = view.nonzero()
+    return None if where.numel() == 0 else where[0].tolist()
+
+
 def _check_lengths(lengths, name, full):
     if lengths is None:
         return None
