@@ -135,6 +135,10 @@ def originals_value(key, n, d, what):
     return round(scale * (ORIGINALS_KEYS.index(key) + 1.5) * (n / 16 + d * 0.1), 4)
 
 
+# baselines/originals' own columns (runner.py EXTRA_COLUMNS): the memory the process held after the step.
+ORIGINALS_EXTRAS = ("resident_mb",)
+
+
 def write_originals(folder, commit="def5678" + "0" * 33):
     rows = []
     for b, n, d in ORIGINALS_POINTS:
@@ -144,14 +148,15 @@ def write_originals(folder, commit="def5678" + "0" * 33):
             ours = impl == "ours"
             row = dict(grid="synthetic", impl=impl, mode=mode, api="module", device="cuda", dtype="float32", B=b, N=n,
                        M=n, D=d, gamma=1, disposition=disposition, message=message, reps=20 if ok else "",
-                       value_tol=1e-5 if ours else "", grad_tol=1e-4 if ours else "", method="python-step-fresh-process",
+                       value_tol=1e-5 if ours else "", grad_tol=1e-4 if ours else "",
                        verified="1/2 pairs (subsample)" if n == SUBSAMPLED_N else "2/2 pairs")
             if ok:
                 row.update(step_peak_mb=originals_value(key, n, d, "step"), abs_peak_mb=originals_value(key, n, d, "abs"),
+                           resident_mb=originals_value(key, n, d, "abs") * 2,
                            time_ms_median=originals_value(key, n, d, "ms"), value_err=1e-6,
                            grad_err=ORIGINALS_INACCURATE.get((key, n), 1e-6))
             rows.append(row)
-    return write_file(folder / "originals.csv", "originals", rows, commit, extras=("method",))
+    return write_file(folder / "originals.csv", "originals", rows, commit, extras=ORIGINALS_EXTRAS)
 
 
 # torch/bench/features.py output: (kind, impl, B, N, D) -> (disposition, message); others pass.
