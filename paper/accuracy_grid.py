@@ -7,18 +7,11 @@ cost) and how far the float32 cost alone moves the reference.
     accuracy_grid.py --out results/h100/accuracy-grid.csv kernels-grid=grid.log known-worst-input=replay.log
 """
 import argparse
-import csv
-import datetime
-import json
-import os
-import platform
 import re
-import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sources import COLUMNS, SCHEMA  # noqa: E402
+import sdtw_results
 
 LINE = re.compile(r"^\[ accuracy \] N=(\d+) gamma=([0-9.e+-]+) value_rel=([0-9.e+-]+) grad_rel_l2=([0-9.e+-]+) "
                   r"\(against the float64 cost ([0-9.e+-]+)(?:; the float32 cost alone moves the reference by|, of "
@@ -42,7 +35,7 @@ def parse(text, grid):
             continue
         n, gamma, value, own, end, cost = m.groups()
         ok = float(value) <= SHAPE["value_tol"] and float(own) <= SHAPE["grad_tol"]
-        rows.append({"tool": "accuracy", "grid": grid, "impl": "ours", "api": "kernel", "mode": "fused",
+        rows.append({"grid": grid, "impl": "ours", "api": "kernel", "mode": "fused",
                      "device": "cuda", "dtype": "float32", "B": SHAPE["B"], "N": n, "M": n, "D": SHAPE["D"],
                      "gamma": gamma, "bandwidth": "none", "normalize": "false",
                      "disposition": "passed" if ok else "failed",
@@ -53,35 +46,14 @@ def parse(text, grid):
     return rows
 
 
-def _run(*command):
-    try:
-        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
-
-def metadata(argv):
-    """Where the test ran: the schema's keys (SDTW_GIT_COMMIT / SDTW_GIT_DIRTY win, as in the tools)."""
-    root = Path(__file__).resolve().parent.parent
-    commit = os.environ.get("SDTW_GIT_COMMIT") or _run("git", "-C", str(root), "rev-parse", "HEAD") or "unknown"
-    dirty = os.environ.get("SDTW_GIT_DIRTY") or ("true" if _run(
-        "git", "-C", str(root), "status", "--porcelain", "--", ".", ":!results", ":!runs", ":!paper") else "false")
-    gpu = _run("nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader", "-i", "0")
-    name, _, driver = gpu.partition(", ")
-    return {"tool": "accuracy", "command": argv, "commit": commit, "dirty": dirty,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "host": platform.node(), "gpu": name, "gpu_count": len(_run("nvidia-smi", "-L").splitlines()),
-            "driver": driver, "cuda": "", "torch": "", "seed": ""}
-
-
-def write(path, rows, meta):
-    columns = COLUMNS + EXTRAS
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, columns)
-        w.writeheader()
-        w.writerows({c: r.get(c, "") for c in columns} for r in rows)
-    doc = {"schema": SCHEMA, "tool": "accuracy", "columns": columns, "metadata": meta}
-    Path(path).with_suffix(".json").write_text(json.dumps(doc, indent=1) + "\n")
+def write(path, rows, command):
+    """The rows and their sidecar through sdtw_results: its metadata names the GPU this process sees, the
+    one the kernel tests ran on just before (none when run on the CPU, as in a test)."""
+    import torch
+    meta = sdtw_results.collect("accuracy", "", "cuda" if torch.cuda.is_available() else "cpu", command=command)
+    with sdtw_results.ResultsWriter(path, "accuracy", meta, EXTRAS) as writer:
+        for row in rows:
+            writer.append(row)
 
 
 def main(argv=None):
@@ -99,7 +71,7 @@ def main(argv=None):
         if not found:
             ap.error(f"logs: {file} has no '[ accuracy ]' line")
         rows += found
-    write(args.out, rows, metadata(["paper/accuracy_grid.py"] + argv))
+    write(args.out, rows, ["paper/accuracy_grid.py"] + argv)
     print(f"accuracy_grid: {len(rows)} rows to {args.out}")
     return 0
 

@@ -194,13 +194,11 @@ def originals_points(csv_path, repo=ROOT):
 
 
 FEATURE_KINDS = ("cdist", "barycenter", "kmeans")
-# The column prefix of each implementation in the wide table of features: ours, and softdtw-cuda-torch's
-# barycenter in its default (fused) and its unfused mode. A file may give the baselines as rows of their
-# own (impl and mode) or, as features.py does, in prefixed columns of ours' row (FEATURE_COLUMNS).
-FEATURE_PREFIX = {"ours": "", "sdtw_cuda_torch_fused": "baseline_", "sdtw_cuda_torch": "baseline_",
-                  "sdtw_cuda_torch_unfused": "unfused_"}
+# softdtw-cuda-torch's barycenter in its default (fused) and its unfused mode: the prefix of each in the
+# paper's wide table, and the prefix of its columns in ours' row of features.csv (features.py's layout:
+# features_report.BASELINE_MODES).
 FEATURE_COLUMNS = {"baseline_": "baseline_", "unfused_": "baseline_unfused_"}
-BASELINES = ("baseline_", "unfused_")
+BASELINES = tuple(FEATURE_COLUMNS)
 
 
 def _extra(row, column):
@@ -220,7 +218,8 @@ def _measured(r, src=""):
 
 
 def load_features(csv_path, repo=ROOT):
-    """torch/bench/features.py's rows as one wide row per (kind, B, N, D): ours' columns bare,
+    """torch/bench/features.py's rows (ours' columns, softdtw-cuda-torch's barycenter in its baseline_ and
+    baseline_unfused_ columns) as one wide row per (kind, B, N, D): ours' columns bare,
     softdtw-cuda-torch's fused with "baseline_" and unfused with "unfused_" before them, each with ok /
     reason, and per baseline the time ratio and objective difference to ours (computed here, both from one
     row). (None, None) when the file is absent, (None, Source) when it has no row."""
@@ -232,31 +231,27 @@ def load_features(csv_path, repo=ROOT):
     df = judge(df)
     wide = {}
     for r in df.to_dict("records"):
-        kind = r["grid"] if r["grid"] in FEATURE_KINDS else r["mode"]
-        who = implementation(r["impl"], r["mode"])
-        who = "ours" if who.startswith("ours") else who
-        if who not in FEATURE_PREFIX:
-            continue
+        if r["mode"] not in FEATURE_KINDS:
+            raise ValueError(f"{csv_path}: mode {r['mode']!r} is none of {FEATURE_KINDS}")
+        kind = r["mode"]
         row = wide.setdefault((kind, r["B"], r["N"], r["D"]), {
             "kind": kind, "B": r["B"], "B1": r["B"], "B2": _extra(r, "B2") or r["B"], "N": r["N"], "D": r["D"],
             "gamma": r["gamma"], "reps": r["reps"], "iterations": _extra(r, "iterations"), "lr": _extra(r, "lr"),
             "method": _extra(r, "method") or ("cuda-events" if r["device"] == "cuda" else "wall-clock"),
             "target": "", "target_met": "", "verified": ""})
-        found = {FEATURE_PREFIX[who]: _measured(r)}
-        if who == "ours":
-            found.update({p: _measured(r, src) for p, src in FEATURE_COLUMNS.items()
-                          if _extra(r, src + "disposition") is not None})
+        found = {"": _measured(r)}
+        found.update({p: _measured(r, src) for p, src in FEATURE_COLUMNS.items()
+                      if _extra(r, src + "disposition") is not None})
         for p, m in found.items():
             ok = m["disposition"] == "passed"
             row.update({p + "disposition": m["disposition"], p + "error": m["message"], p + "ok": ok,
                         p + "reason": "" if ok else _reason(m["disposition"], m["message"]), p + "ms": m["ms"],
                         p + "ms_per_iter": m["ms_per_iter"], p + "objective": m["objective"]})
-        if who == "ours":
-            ms = r["time_ms_median"]
-            pairs = _extra(r, "pairs_per_s") or (row["B1"] * row["B2"] / (ms / 1e3) if ms == ms else math.nan)
-            row.update(p10_ms=r["time_ms_p10"], p90_ms=r["time_ms_p90"], pairs_per_s=pairs, value_err=r["value_err"],
-                       value_tol=r["value_tol"], verified=r["verified"], target=str(_extra(r, "target") or ""),
-                       target_met=str(_extra(r, "target_met") or ""))
+        ms = r["time_ms_median"]
+        pairs = _extra(r, "pairs_per_s") or (row["B1"] * row["B2"] / (ms / 1e3) if ms == ms else math.nan)
+        row.update(p10_ms=r["time_ms_p10"], p90_ms=r["time_ms_p90"], pairs_per_s=pairs, value_err=r["value_err"],
+                   value_tol=r["value_tol"], verified=r["verified"], target=str(_extra(r, "target") or ""),
+                   target_met=str(_extra(r, "target_met") or ""))
     out = pd.DataFrame(list(wide.values()))
     out["ok"] = out.get("ok", pd.Series(False, index=out.index)).fillna(False).astype(bool)
     out["reason"] = out.get("reason", pd.Series("", index=out.index)).fillna("not measured")

@@ -4,7 +4,8 @@ README.md from its files' sidecars; prints each source file's commit and marks a
 last change of kernels/src, torch/src or torch/python as STALE:
     python3 paper/make_paper.py [--results results/h100] [--sweep FILE] [--accuracy FILE]
                                 [--accuracy-grid FILE] [--originals FILE] [--features FILE]
-                                [--published results/published] [--out paper] [--readme FILE|none]"""
+                                [--published results/published] [--out paper] [--readme FILE|none]
+                                [--stale-as-of COMMIT]"""
 import argparse
 import os
 import sys
@@ -26,6 +27,7 @@ from data import ROOT, Results  # noqa: E402
 from figures import write_figures  # noqa: E402
 from report import write_report  # noqa: E402
 from results_readme import write_readme  # noqa: E402
+import sources  # noqa: E402
 from tables import write_tables  # noqa: E402
 
 # The files of a results folder the paper reads (option, file name).
@@ -55,7 +57,17 @@ def main(argv=None):
     ap.add_argument("--readme", help="the results folder's README.md, written from its sidecars "
                                      "(default RESULTS/README.md; 'none' writes none)")
     ap.add_argument("--repo", type=Path, default=ROOT, help="the git repository whose history judges staleness")
+    ap.add_argument("--stale-as-of", default="HEAD", help="judge staleness by the code as of this commit "
+                    "(default HEAD; the commit that made a set of outputs reproduces them as they were made)")
     args = ap.parse_args(argv)
+    sources.judge_as_of(args.stale_as_of)
+    try:
+        make(ap, args)
+    finally:
+        sources.judge_as_of("HEAD")
+
+
+def make(ap, args):
     paths = {}
     for option, name in FILES.items():
         given = getattr(args, option)

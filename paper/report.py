@@ -367,8 +367,11 @@ def build(results, tables, captions, sources):
               "re-run in one process) are shown beside them in the comparison tables, never divided.", ""]
     lines += sources_section(results)
     claims = [claim_length, claim_accuracy, claim_memory, claim_speed, claim_cdist, claim_barycenter]
+    # A claim links only the tables and figures this run made (a sweep without GPU rows draws fewer).
+    made = {f"tables/{t.name}.md" for t in tables} | {f"figures/{name}.png" for name, _ in captions}
     for i, claim in enumerate(claims, 1):
         title, text, evidence = claim(results)
+        evidence = [e for e in evidence if e in made]
         lines += [f"## {i}. {title}", ""] + [f"- {t}" for t in text] + [""]
         if evidence:
             lines += ["Supported by: " + ", ".join(f"[{e}]({e})" for e in evidence), ""]

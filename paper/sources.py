@@ -6,13 +6,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SCHEMA = "sdtw-results/1"
-# The columns every tool writes, in this order (SCHEMA.md); tools add their own after them.
-COLUMNS = ["tool", "grid", "impl", "api", "mode", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth",
-           "normalize", "disposition", "message", "reps", "warmup", "time_ms_median", "time_ms_p10", "time_ms_p90",
-           "step_peak_mb", "abs_peak_mb", "value_err", "grad_err", "value_tol", "grad_tol", "verified", "seed",
-           "wall_s", "gpu"]
-DISPOSITIONS = {"passed", "failed", "not_supported", "out_of_memory", "error"}
+from sdtw_results.schema import COLUMNS, DISPOSITIONS, SCHEMA  # noqa: F401  (the schema, one place)
+
 # The code a measurement depends on: a file measured before the last change here is stale.
 CODE_PATHS = ("kernels/src", "torch/src", "torch/python")
 
@@ -23,9 +18,20 @@ def git(repo, *args):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+# The revision whose history judges staleness: HEAD, or the commit a set of outputs was made at (a test
+# that the committed outputs are what the scripts make must not fail on a later change of the code).
+_as_of = ["HEAD"]
+
+
+def judge_as_of(rev):
+    """Judges staleness from now on as of rev (a commit or HEAD)."""
+    _as_of[0] = rev
+
+
 def code_commit(repo):
-    """The last commit that changed the measured code, or None outside a git repository."""
-    return git(repo, "log", "-1", "--format=%H", "--", *CODE_PATHS) or None
+    """The last commit up to the revision judged that changed the measured code, or None outside a git
+    repository."""
+    return git(repo, "log", "-1", "--format=%H", _as_of[0], "--", *CODE_PATHS) or None
 
 
 def measured_after(repo, code, commit):
@@ -121,7 +127,7 @@ def read(csv_path, repo):
     missing = [c for c in COLUMNS if c not in rows.columns]
     if missing:
         raise ValueError(f"{csv_path}: not a {SCHEMA} file: missing columns {missing}")
-    bad = set(rows["disposition"].dropna()) - DISPOSITIONS
+    bad = set(rows["disposition"].dropna()) - set(DISPOSITIONS)
     if bad:
         raise ValueError(f"{csv_path}: unknown dispositions {sorted(bad)} (known: {sorted(DISPOSITIONS)})")
     for column in ("message", "mode", "api", "verified", "grid", "impl", "device"):

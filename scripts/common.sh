@@ -21,6 +21,29 @@ gpu_slug() {
   echo "${slug:-cpu}"
 }
 
+# gpu_driver: the first GPU's NVIDIA driver version ("" without one).
+gpu_driver() {
+  have_gpu && nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0 2>/dev/null | head -1 || true
+}
+
+# tools_python BUILD ARG...: python3, in the repository root, with the Python tools' path (sdtw_results,
+# sdtw_torch and the operators of BUILD), as every measuring tool and paper/ are run; absolute, so that
+# the processes a tool starts elsewhere find them too. SDTW_PYTHON names another interpreter (the one
+# with torch, where python3 first on PATH has none).
+tools_python() {
+  local build=$1 root
+  shift
+  root=$(pwd)
+  [[ "$build" = /* ]] || build=$root/$build
+  PYTHONPATH=$root/harness/python:$root/torch/python${PYTHONPATH:+:$PYTHONPATH} \
+    SDTW_TORCH_LIBRARY="$build/torch/libsdtw_torch.so" "${SDTW_PYTHON:-python3}" "$@"
+}
+
+# torch_cuda: the CUDA runtime version torch reports ("" without CUDA torch).
+torch_cuda() {
+  python3 -c 'import torch; print(torch.version.cuda or "")' 2>/dev/null || true
+}
+
 # commit_label: the commit measured (SDTW_GIT_COMMIT wins where the copy has no .git), short.
 commit_short() {
   local full=${SDTW_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}

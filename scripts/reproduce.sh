@@ -14,7 +14,8 @@
 # a part done at this commit is skipped; one started at this commit and not done goes on (the
 # sweep row by row, the others from their start); one from another commit starts afresh.
 # Environment: SDTW_BUILD_DIR (default build), SDTW_SKIP_DEPS=1 (no scripts/deps.sh),
-# SDTW_GIT_COMMIT / SDTW_GIT_DIRTY (a copy without .git), SDTW_PART_LIMIT_S (default 540).
+# SDTW_GIT_COMMIT / SDTW_GIT_DIRTY (a copy without .git), SDTW_PART_LIMIT_S (default 540),
+# SDTW_PYTHON (the interpreter with torch for the Python tools; default python3).
 set -euo pipefail
 SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
@@ -38,8 +39,8 @@ declare -A WHAT=(
   [originals]="python3 -m baselines.originals, configs/originals-reproduce.yaml (quick: --quick)"
   [step]="torch/bench/step.py: the user's training step"
   [features]="torch/bench/features.py: cdist, barycenter (quick: --quick)"
-  [kernels]="sdtw_kernels_bench (fused vs unfused) + kernels/bench/report.py"
-  [accuracy]="sdtw-bench check --accuracy-csv; the kernels' accuracy grid and its known worst input"
+  [kernels]="sdtw_kernels_bench (fused vs the cost-tensor DP) + kernels/bench/report.py"
+  [accuracy]="sdtw-bench check --accuracy-csv (as a results file); the kernels' accuracy grid and its known worst input"
   [gpu-tests]="ctest -L gpu, summarised"
   [sanitizer]="compute-sanitizer memcheck, racecheck, synccheck on the kernel tests"
   [paper]="paper/make_paper.py: tables, figures, report.md and OUT/README.md")
@@ -87,7 +88,7 @@ record() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$COMMIT" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$5" >>"$STATE"
 }
 
-py() { PYTHONPATH=harness/python:torch/python SDTW_TORCH_LIBRARY="$BUILD/torch/libsdtw_torch.so" python3 "$@"; }
+py() { tools_python "$BUILD" "$@"; }
 
 # The parts: each runs in OUT with the options exported by the caller; FRESH=1 when it starts afresh.
 part_build() {
@@ -112,7 +113,7 @@ part_originals() {
 part_step() {
   local size=()
   # shellcheck disable=SC2054  # commas separate B,N,D of one point
-  [ "$QUICK" = 1 ] && size=(--points 16,128,64 --compile-points 16,128,64 --apis module --precisions float32)
+  [ "$QUICK" = 1 ] && size=(--points 16,128,64 --no-compile --apis module --precisions float32)
   py torch/bench/step.py --out "$OUT" "${size[@]}"
 }
 
@@ -128,8 +129,9 @@ part_kernels() {
   [ "$QUICK" = 1 ] && filter='B:16/N:128/'
   "$BUILD/kernels/bench/sdtw_kernels_bench" --benchmark_filter="$filter" --benchmark_repetitions=3 \
     --benchmark_counters_tabular=true --benchmark_out="$json" --benchmark_out_format=json
-  py kernels/bench/report.py "$json" --gpu "$(gpu_name)" --commit "$COMMIT" --date "$(date -u +%Y-%m-%d)" \
-    --csv "$OUT/kernels.csv" >"$OUT/kernels.md"
+  # report.py takes p10 and p90 from the per-repetition runs: no --benchmark_report_aggregates_only.
+  py kernels/bench/report.py "$json" --gpu "$(gpu_name)" --driver "$(gpu_driver)" --cuda "$(torch_cuda)" \
+    --commit "$COMMIT" --date "$(date -u +%Y-%m-%d)" --csv "$OUT/kernels.csv" >"$OUT/kernels.md"
 }
 
 # The accuracy grid draws a fresh seed per test unless told one: the published grid uses a fixed one,
@@ -142,7 +144,11 @@ KNOWN_WORST_FILTER='*AccuracyGrid*/2'
 part_accuracy() {
   local grid='*AccuracyGrid*' tests=$BUILD/kernels/tests/sdtw_kernels_tests rc=0
   [ "$QUICK" = 1 ] && grid='*AccuracyGrid*/0'
-  "$BUILD/harness/sdtw-bench" check --accuracy-csv "$OUT/grad-accuracy.csv"
+  local check=(--seed "$GRID_SEED")
+  [ "$QUICK" = 1 ] && check+=(--quick)
+  # check writes its own table; sdtw_results rewrites it as a file of the schema, which paper/ reads.
+  "$BUILD/harness/sdtw-bench" check "${check[@]}" --accuracy-csv "$OUT/logs/check-accuracy.csv"
+  py -m sdtw_results.check_accuracy "$OUT/logs/check-accuracy.csv" "$OUT/grad-accuracy.csv" --seed "$GRID_SEED"
   SDTW_TEST_SEED=$GRID_SEED "$tests" --gtest_filter="$grid" | tee "$OUT/logs/accuracy_grid.txt" || rc=1
   SDTW_TEST_SEED=$KNOWN_WORST_SEED "$tests" --gtest_filter="$KNOWN_WORST_FILTER" |
     tee "$OUT/logs/accuracy_worst.txt" || rc=1

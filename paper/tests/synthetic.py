@@ -1,10 +1,15 @@
 """A small made-up results set in the results schema (SCHEMA.md) with every kind of missing point
 (failed, not_supported, out_of_memory, error), to check that the paper never draws or prints one as
 a number; each file with its sidecar, so that its commit can be made stale or current."""
-import csv
-import json
+import sys
+from pathlib import Path
+
+import sdtw_results
 
 import sources
+
+sys.path.append(str(Path(__file__).resolve().parents[2] / "torch/bench"))
+from features_report import EXTRA_COLUMNS  # noqa: E402  (features.py's own columns)
 
 GPU, DATE = "Synthetic GPU 1GB", "2030-01-02T03:04:05Z"
 COMMIT = "abc1234" + "0" * 33  # a commit no repository has: the paper marks it STALE
@@ -17,15 +22,11 @@ def metadata(tool, commit, gpu=GPU):
 
 
 def write_file(path, tool, rows, commit, gpu=GPU, extras=()):
-    """path (.csv) and its sidecar: the common columns, then extras; rows as dicts (missing keys empty)."""
-    columns = sources.COLUMNS + list(extras)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, columns)
-        w.writeheader()
+    """path (.csv) and its sidecar, written as the tools write them (sdtw_results.ResultsWriter): the common
+    columns, then extras; rows as dicts (missing keys empty)."""
+    with sdtw_results.ResultsWriter(path, tool, metadata(tool, commit, gpu), extras) as writer:
         for r in rows:
-            w.writerow({c: r.get(c, "") for c in columns} | {"tool": tool})
-    doc = {"schema": sources.SCHEMA, "tool": tool, "columns": columns, "metadata": metadata(tool, commit, gpu)}
-    path.with_suffix(".json").write_text(json.dumps(doc))
+            writer.append(r)
     return path
 
 
@@ -134,6 +135,10 @@ def originals_value(key, n, d, what):
     return round(scale * (ORIGINALS_KEYS.index(key) + 1.5) * (n / 16 + d * 0.1), 4)
 
 
+# baselines/originals' own columns (runner.py EXTRA_COLUMNS): the memory the process held after the step.
+ORIGINALS_EXTRAS = ("resident_mb",)
+
+
 def write_originals(folder, commit="def5678" + "0" * 33):
     rows = []
     for b, n, d in ORIGINALS_POINTS:
@@ -143,14 +148,15 @@ def write_originals(folder, commit="def5678" + "0" * 33):
             ours = impl == "ours"
             row = dict(grid="synthetic", impl=impl, mode=mode, api="module", device="cuda", dtype="float32", B=b, N=n,
                        M=n, D=d, gamma=1, disposition=disposition, message=message, reps=20 if ok else "",
-                       value_tol=1e-5 if ours else "", grad_tol=1e-4 if ours else "", method="python-step-fresh-process",
+                       value_tol=1e-5 if ours else "", grad_tol=1e-4 if ours else "",
                        verified="1/2 pairs (subsample)" if n == SUBSAMPLED_N else "2/2 pairs")
             if ok:
                 row.update(step_peak_mb=originals_value(key, n, d, "step"), abs_peak_mb=originals_value(key, n, d, "abs"),
+                           resident_mb=originals_value(key, n, d, "abs") * 2,
                            time_ms_median=originals_value(key, n, d, "ms"), value_err=1e-6,
                            grad_err=ORIGINALS_INACCURATE.get((key, n), 1e-6))
             rows.append(row)
-    return write_file(folder / "originals.csv", "originals", rows, commit, extras=("method",))
+    return write_file(folder / "originals.csv", "originals", rows, commit, extras=ORIGINALS_EXTRAS)
 
 
 # torch/bench/features.py output: (kind, impl, B, N, D) -> (disposition, message); others pass.
@@ -203,31 +209,29 @@ def features_rows():
     return rows
 
 
-def write_features(folder, commit=FEATURES_COMMIT):
-    return write_file(folder / "features.csv", "features", features_rows(), commit, gpu=FEATURES_GPU,
-                      extras=("B2", "iterations", "lr", "objective", "target", "target_met", "method"))
-
-
-# features.py's own layout: one row per point, ours' columns, then softdtw-cuda-torch's barycenter in
+# features.py's layout: one row per point, ours' columns, then softdtw-cuda-torch's barycenter in
 # prefixed columns of the same row (its default fused mode as baseline_, its unfused as baseline_unfused_).
 WIDE_PREFIX = {"fused": "baseline_", "unfused": "baseline_unfused_"}
-WIDE_FIELDS = ("disposition", "message", "time_ms_median", "objective")
+WIDE_FIELDS = ("disposition", "message", "time_ms_median", "ms_per_iter", "objective")
 
 
 def features_rows_wide():
+    """features_rows (a row per implementation) folded into features.py's one row per point."""
     rows = {}
     for r in features_rows():
-        key = (r["grid"], r["B"], r["N"], r["D"])
-        if not r["mode"]:
-            rows[key] = dict(r, grid="default", mode=r["grid"]) | rows.get(key, {})
+        baseline_mode = r["mode"]
+        r = {k: v for k, v in r.items() if k != "method"} | {"grid": "default", "mode": r["grid"]}
+        if "iterations" in r and "time_ms_median" in r:
+            r["ms_per_iter"] = r["time_ms_median"] / r["iterations"]
+        key = (r["mode"], r["B"], r["N"], r["D"])
+        if r["impl"] == "ours":
+            rows[key] = r | rows.get(key, {})
         else:
-            p = WIDE_PREFIX[r["mode"]]
-            rows.setdefault(key, {}).update({p + f: r.get(f, "") for f in WIDE_FIELDS})
+            rows.setdefault(key, {}).update({WIDE_PREFIX[baseline_mode] + f: r.get(f, "") for f in WIDE_FIELDS})
     return list(rows.values())
 
 
-def write_features_wide(folder, commit=FEATURES_COMMIT):
-    extras = ["B2", "iterations", "lr", "objective", "target", "target_met", "method"]
-    extras += [p + f for p in WIDE_PREFIX.values() for f in WIDE_FIELDS]
+def write_features(folder, commit=FEATURES_COMMIT):
+    """features.csv with features.py's own extra columns (features_report.EXTRA_COLUMNS)."""
     return write_file(folder / "features.csv", "features", features_rows_wide(), commit, gpu=FEATURES_GPU,
-                      extras=extras)
+                      extras=EXTRA_COLUMNS)

@@ -20,6 +20,7 @@ import figures  # noqa: E402
 import make_paper  # noqa: E402
 import sources  # noqa: E402
 from report import _fmt  # noqa: E402
+import sdtw_results  # noqa: E402
 import synthetic  # noqa: E402
 from parse_tables import latex_rows, markdown_rows, matches, number  # noqa: E402
 
@@ -60,7 +61,11 @@ def committed(tmp_path_factory):
     if not NEW_LAYOUT:
         pytest.skip("results/h100 is not in the sdtw-results/1 layout yet (scripts/reproduce.sh regenerates it)")
     out = tmp_path_factory.mktemp("paper")
-    make_paper.main(["--out", str(out), "--readme", "none"])
+    # Staleness as of the commit that made the committed outputs: a later change of the code marks them
+    # STALE when make_paper runs again (test_staleness checks that marking), but they stay what the
+    # scripts made from the committed results.
+    made_at = sources.git(ROOT, "log", "-1", "--format=%H", "--", "paper/report.md") or "HEAD"
+    make_paper.main(["--out", str(out), "--readme", "none", "--stale-as-of", made_at])
     return out
 
 
@@ -430,7 +435,13 @@ def test_without_the_originals_and_features_files_no_ratio_against_the_originals
 
 
 def features_rows(folder, kind, impl="ours", mode=""):
-    return [r for r in read_csv(folder / "features.csv") if r["grid"] == kind and (r["impl"], r["mode"]) == (impl, mode)]
+    """features.csv's rows of one kind, for ours (its own columns) or softdtw-cuda-torch in one mode (the
+    row with that mode's prefixed columns in place of ours')."""
+    rows = [r for r in read_csv(folder / "features.csv") if r["mode"] == kind]
+    if impl == "ours":
+        return rows
+    prefix = synthetic.WIDE_PREFIX[mode]
+    return [r | {f: r[prefix + f] for f in synthetic.WIDE_FIELDS} for r in rows]
 
 
 def test_synthetic_features_figures_leave_missing_points_out(synth_figures):
@@ -523,3 +534,23 @@ def test_jitter_names_points_whose_median_the_host_set():
                            "disposition": ["passed", "passed", "passed", "failed"],
                            "time_ms_median": [0.676, 0.61, 1.2, 9.0], "time_ms_p10": [0.225, 0.60, 1.0, 1.0]})
     assert jittery(square, ["ours_fused", "maghoumi"]) == ["B=16 N=128 D=64"]  # failed rows do not count
+
+
+def test_every_supporting_link_is_a_file_the_run_made(synth, tmp_path):
+    """A claim links only tables and figures that exist: from a sweep of ours on the CPU alone (fewer
+    figures drawn), the links to the figures not drawn go too."""
+    sweep, out = synth
+    links = lambda report: re.findall(r"\]\(((?:tables|figures)/[^)]+)\)", report.split("## Tables")[0])  # noqa: E731
+    assert links((out / "report.md").read_text())
+    assert all((out / link).exists() for link in links((out / "report.md").read_text()))
+    folder = tmp_path / "nogpu"
+    folder.mkdir()
+    rows, _ = sdtw_results.read_results(sweep)
+    synthetic.write_file(folder / "paper.csv", "sweep", [r | {"device": "cpu"} for r in rows if r["impl"] == "ours"],
+                         synthetic.COMMIT)
+    make_paper.main(["--results", str(folder), "--published", str(folder), "--out", str(tmp_path / "paper"),
+                     "--readme", "none"])
+    report = (tmp_path / "paper/report.md").read_text()
+    made = {p.name for p in (tmp_path / "paper/figures").glob("*.png")}
+    assert made < {p.name for p in (out / "figures").glob("*.png")}  # fewer figures drawn than from the full set
+    assert links(report) and all((tmp_path / "paper" / link).exists() for link in links(report))

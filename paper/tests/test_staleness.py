@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -79,6 +80,22 @@ def test_stale_files_are_marked_everywhere(history, tmp_path, capsys):
            f"| `{docs}` |" in readme
 
 
+
+def test_staleness_as_of_the_commit_that_made_the_outputs(history, tmp_path, capsys):
+    """--stale-as-of judges by the code as it was at that commit (what the committed outputs were made
+    at): a file stale at HEAD is current there, and make_paper judges by HEAD again afterwards."""
+    repo, c = history
+    folder = tmp_path / "results"
+    folder.mkdir()
+    _, _, published, _ = synthetic.write(folder, commit=c["old"])
+    common = ["--results", str(folder), "--published", str(published), "--readme", "none", "--repo", str(repo)]
+    make_paper.main(common + ["--out", str(tmp_path / "then"), "--stale-as-of", c["old"]])
+    assert "no source file stale" in capsys.readouterr().out
+    assert "STALE" not in (tmp_path / "then/report.md").read_text()
+    make_paper.main(common + ["--out", str(tmp_path / "now")])
+    assert "source file(s) STALE" in capsys.readouterr().out
+    assert (tmp_path / "now/report.md").read_text().startswith("# What the results show\n\n**STALE:**")
+
 def test_figure_stamps_carry_stale(history, tmp_path):
     import data
     import figures
@@ -108,7 +125,7 @@ def test_accuracy_grid_lines_become_rows_of_the_schema(tmp_path):
     out = tmp_path / "accuracy-grid.csv"
     assert accuracy_grid.main(["--out", str(out), f"known-worst-input={log}"]) == 0
     rows, source = sources.read(out, tmp_path)
-    assert list(rows.columns[:len(sources.COLUMNS)]) == sources.COLUMNS and source.tool == "accuracy"
+    assert list(rows.columns[:len(sources.COLUMNS)]) == list(sources.COLUMNS) and source.tool == "accuracy"
     assert list(rows["seed"]) == [17, 899408978, 899408978] and list(rows["N"]) == [2048] * 3
     assert list(rows["grad_err"]) == [9.35e-06, 5.31e-06, 0.000131]
     assert list(rows["grad_err_end_to_end"]) == [1.02e-05, 0.000324, 1.58e-05]
@@ -130,18 +147,19 @@ def test_an_old_layout_file_is_refused_by_name(tmp_path):
         sources.read(path, tmp_path)
 
 
-def test_features_read_alike_in_rows_or_in_prefixed_columns(tmp_path):
-    """softdtw-cuda-torch's barycenter as rows of its own, or in baseline_ / baseline_unfused_ columns of
-    ours' row (features.py's layout): the paper reads the same table from both."""
+def test_features_give_the_baseline_in_both_of_its_modes(tmp_path):
+    """softdtw-cuda-torch's barycenter in the baseline_ (default, fused) and baseline_unfused_ columns of
+    ours' row, as features.py writes them: the paper reads a ratio per mode, only where both ran."""
     import data
-    (tmp_path / "long").mkdir()
-    (tmp_path / "wide").mkdir()
-    long, _ = data.load_features(synthetic.write_features(tmp_path / "long"), tmp_path)
-    wide, _ = data.load_features(synthetic.write_features_wide(tmp_path / "wide"), tmp_path)
-    columns = ["kind", "B", "N", "D", "ok", "reason", "ms", "ms_per_iter", "pairs_per_s", "target"]
-    columns += [p + c for p in data.BASELINES for c in ("ok", "reason", "ms_per_iter", "ratio", "objective_rel_diff")]
-    key = ["kind", "B", "N", "D"]
-    long, wide = (f.sort_values(key).reset_index(drop=True)[columns] for f in (long, wide))
-    assert long.equals(wide), (long.compare(wide) if long.shape == wide.shape else (long.shape, wide.shape))
-    bary = wide[wide["kind"] == "barycenter"]
+    rows, _ = data.load_features(synthetic.write_features(tmp_path), tmp_path)
+    bary = rows[rows["kind"] == "barycenter"].set_index(["B", "N", "D"])
     assert bary["unfused_ok"].all() and bary["unfused_ratio"].notna().sum() == bary["ok"].sum()
+    fused, unfused = synthetic.BARYCENTER_SLOWER["sdtw_cuda_torch_fused"], synthetic.BARYCENTER_SLOWER[
+        "sdtw_cuda_torch_unfused"]
+    for (b, n, d), r in bary.iterrows():
+        if r["ok"]:
+            assert r["unfused_ratio"] == pytest.approx(unfused(n, d))
+            assert r["baseline_ratio"] == pytest.approx(fused(n, d)) if r["baseline_ok"] else pd.isna(
+                r["baseline_ratio"])
+    assert bary.loc[(5, 40, 3), "baseline_reason"] == "not supported (synthetic: needs CUDA (numba))"
+    assert pd.isna(bary.loc[(5, 20, 3), "unfused_ratio"])  # ours failed there: no ratio to either mode

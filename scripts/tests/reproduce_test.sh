@@ -27,14 +27,17 @@ for bin in "$work/bin" "$work/nogpu"; do
 case "$*" in
   *-m\ baselines.originals*) f=originals.csv ;; *step.py*) f=step.csv ;; *features.py*) f=features.csv ;;
   *report.py*) prev=; for a in "$@"; do [ "$prev" = --csv ] && out=$(dirname "$a"); prev=$a; done; f=kernels.csv ;;
+  *sdtw_results.check_accuracy*) out=$(dirname "$4"); f=$(basename "$4") ;;
   *) exit 0 ;;
 esac
 printf "tool,impl\nx,a\nx,b\n" >"$out/$f"'
 done
 # sdtw-bench: --sweep appends a row per point of 5 not yet in paper.csv (all again with --fresh),
-# and stops after STOP_AFTER rows when that is set; check writes grad-accuracy.csv.
+# and stops after STOP_AFTER rows when that is set; check writes its --accuracy-csv table.
 stub "$work/build/harness/sdtw-bench" "$out_of"'
-if [ "$1" = check ]; then printf "tool\nacc\n" >"$3"; exit 0; fi
+if [ "$1" = check ]; then
+  prev=; for a in "$@"; do [ "$prev" = --accuracy-csv ] && printf "impl\nacc\n" >"$a"; prev=$a; done; exit 0
+fi
 csv=$out/paper.csv
 case " $* " in *" --fresh "*) rm -f "$csv" ;; esac
 [ -f "$csv" ] || echo "point" >"$csv"
@@ -119,10 +122,11 @@ SLEEP=5 SDTW_PART_LIMIT_S=1 COMMIT=fade333333 run slow "$work/bin" --part sweep
 # --quick: the small configs.
 rm -rf "$work/out"
 : >"$log"
-run quick "$work/bin" --quick --part sweep,originals,paper
+run quick "$work/bin" --quick --part sweep,originals,step,paper
 [ $rc = 0 ] || fail "--quick exits $rc: $(cat "$work/quick.txt")"
 grep -q 'sdtw-bench --sweep configs/paper-quick.yaml' "$log" || fail "--quick sweep: $(grep sdtw-bench "$log")"
 grep -q 'python3 -m baselines.originals --quick' "$log" || fail "--quick originals"
+grep -q 'python3 torch/bench/step.py --out .* --no-compile' "$log" || fail "--quick step without torch.compile"
 grep -q "make_paper.py --results $work/out --sweep $work/out/paper-quick.csv" "$log" || fail "--quick paper"
 
 # Every part on the faked GPU: all done, their files written, a summary row each.
@@ -142,6 +146,10 @@ grep -q "python3 paper/results_readme.py $work/out" "$log" || fail "the results 
 grep -q 'python3 -m baselines.originals --config configs/originals-reproduce.yaml' "$log" || fail "originals command"
 grep -q 'python3 torch/bench/features.py --out .* --reps 2' "$log" || fail "features command"
 grep -q 'python3 paper/accuracy_grid.py --out .*accuracy-grid.csv kernels-grid=' "$log" || fail "accuracy grid command"
+grep -q 'sdtw-bench check --seed 1 --accuracy-csv .*/logs/check-accuracy.csv' "$log" || fail "check command"
+grep -q 'python3 -m sdtw_results.check_accuracy .*/logs/check-accuracy.csv .*/grad-accuracy.csv --seed 1' "$log" ||
+  fail "the check's table is not rewritten as a results file"
+grep -q 'python3 kernels/bench/report.py .* --driver .* --cuda ' "$log" || fail "kernels report command"
 grep -q 'sdtw_kernels_tests --gtest_filter=\*AccuracyGrid\*/2' "$log" || fail "known worst input not replayed"
 
 checks_done reproduce.sh

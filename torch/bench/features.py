@@ -1,16 +1,18 @@
 """The sweeps of the tslearn-style features: cdist_soft_dtw (pairs/s, values only, verified on a
 sample of pairs) and softdtw_barycenter (time per iteration and objective, against softdtw-cuda-torch's
-softdtw_barycenter on the same data and settings where it can run), with the issue's targets.
+softdtw_barycenter in both of its modes, its default fused one and its unfused one, on the same data and
+settings where it can run), with the issue's targets.
 
     export PYTHONPATH=harness/python:torch/python
     python3 torch/bench/features.py --out results/h100 --peers .carry/peers   # the folder holding sdtw-cuda-torch/
     python3 torch/bench/features.py --out /tmp/f --device cpu --quick         # a tiny grid, ours only
 
 writes <out>/features.csv (a results file of sdtw_results' schema, a row per point appended as soon as
-it is measured; mode cdist or barycenter; the baseline's barycenter in the baseline_* columns of the
-same row), its sidecar features.json and features.md.
+it is measured; mode cdist or barycenter; the baseline's barycenter in the baseline_* (fused, its default) and
+baseline_unfused_* columns of the same row), its sidecar features.json and features.md.
 """
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -20,7 +22,8 @@ import torch
 
 import sdtw_results
 import sdtw_torch
-from features_report import EXTRA_COLUMNS, OBJECTIVE_REL_MAX, RATIO_MIN, WARMUP_ITERATIONS, markdown
+from features_report import (BASELINE_MODES, EXTRA_COLUMNS, OBJECTIVE_REL_MAX, RATIO_MIN, RATIO_PREFIX,
+                             WARMUP_ITERATIONS, markdown)
 from step import fmt
 from step import timed as event_times
 
@@ -132,7 +135,8 @@ def objective(Z, S):
 
 
 def baseline_barycenter(peers, device):
-    """softdtw-cuda-torch's softdtw_barycenter, or None and why it cannot run here."""
+    """softdtw-cuda-torch's softdtw_barycenter (its fused keyword picks the mode), or None and why it
+    cannot run here."""
     if device != "cuda":
         return None, "needs CUDA (numba)"
     if not peers:
@@ -160,17 +164,19 @@ def barycenter_point(b, n, d, args, baseline, why_not):
     start = time.monotonic()
     row = dict(common("barycenter", b, n, d, args, inputs(b, n, d, "cpu")[0]), verified="off",
                iterations=args.iterations, lr=LR)
-    for prefix, fn in (("", sdtw_torch.softdtw_barycenter), ("baseline_", baseline)):
+    for prefix, fn in (("", sdtw_torch.softdtw_barycenter),
+                       *((p, baseline and functools.partial(baseline, fused=f)) for p, f in BASELINE_MODES)):
         try:
             done = barycenter_run(fn, b, n, d, args) if fn else dict(disposition="not_supported", message=why_not)
         except Exception as e:
             done = dict(zip(("disposition", "message"), failure(e)))
         row.update({prefix + k: v for k, v in done.items()})
-    if row["disposition"] == row["baseline_disposition"] == "passed":
-        base = row["baseline_objective"]
-        row["objective_rel_diff"] = abs(row["objective"] - base) / abs(base)
-        if row["objective_rel_diff"] <= OBJECTIVE_REL_MAX:  # otherwise the two did not solve the same problem
-            row["ratio"] = row["baseline_ms_per_iter"] / row["ms_per_iter"]
+    for prefix, _ in BASELINE_MODES:
+        if row["disposition"] == row[prefix + "disposition"] == "passed":
+            base = row[prefix + "objective"]
+            diff = row[RATIO_PREFIX[prefix] + "objective_rel_diff"] = abs(row["objective"] - base) / abs(base)
+            if diff <= OBJECTIVE_REL_MAX:  # otherwise the two did not solve the same problem
+                row[RATIO_PREFIX[prefix] + "ratio"] = row[prefix + "ms_per_iter"] / row["ms_per_iter"]
     if (b, n, d) in BARYCENTER_TARGET and args.iterations == ITERATIONS:
         row["target"] = f"ratio >= {RATIO_MIN:g} and objective_rel_diff <= {OBJECTIVE_REL_MAX:g}"
         row["target_met"] = verdict(row.get("objective_rel_diff"),

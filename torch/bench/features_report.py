@@ -12,10 +12,18 @@ from step_report import _f, _num, provenance
 EXTRA_COLUMNS = (
     "B2 iterations lr pairs_per_s ms_per_iter baseline_time_ms_median baseline_time_ms_p10 baseline_time_ms_p90 "
     "baseline_ms_per_iter ratio objective baseline_objective objective_rel_diff target target_met "
-    "baseline_disposition baseline_message"
+    "baseline_disposition baseline_message baseline_unfused_time_ms_median baseline_unfused_time_ms_p10 "
+    "baseline_unfused_time_ms_p90 baseline_unfused_ms_per_iter baseline_unfused_ratio baseline_unfused_objective "
+    "baseline_unfused_objective_rel_diff baseline_unfused_disposition baseline_unfused_message"
 ).split()
 COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
 BASELINE = "softdtw-cuda-torch"
+# The baseline's barycenter in both of its modes: (column prefix, its `fused` keyword). None is its default,
+# which picks the fused mode on CUDA; its unfused mode builds the cost matrix first.
+BASELINE_MODES = (("baseline_", None), ("baseline_unfused_", False))
+BASELINE_LABEL = {"baseline_": f"{BASELINE} (default, fused)", "baseline_unfused_": f"{BASELINE} (unfused)"}
+# Where each mode's ratio and objective difference to ours go: the default's in the bare ratio columns.
+RATIO_PREFIX = {"baseline_": "", "baseline_unfused_": "baseline_unfused_"}
 # The barycenter limits, here so that features.py and the paper read one source.
 RATIO_MIN, OBJECTIVE_REL_MAX = 20.0, 1e-3
 WARMUP_ITERATIONS = 5
@@ -28,8 +36,9 @@ METHOD = {
              "pairs/s = B1 x B2 / median; verified on a random sample of pairs against `soft_dtw` in float64 on the "
              "CPU (largest |error| over largest |value|).",
     "barycenter": f"Barycenter: the warm-up call runs {WARMUP_ITERATIONS} iterations, the timed calls the iterations "
-                  f"given per point; `softdtw_barycenter` with early stopping off, ours and {BASELINE}'s on the same "
-                  "data and settings in the same process; ms per iteration = call / iterations; objective = mean "
+                  f"given per point; `softdtw_barycenter` with early stopping off, ours and {BASELINE}'s in both of its "
+                  "modes (its default `fused=None`, fused on CUDA, and `fused=False`, unfused) on the same data and "
+                  "settings in the same process; ms per iteration = call / iterations; objective = mean "
                   "soft-DTW of the result to the series, float64 on the CPU.",
 }
 
@@ -77,25 +86,31 @@ def cdist_table(rows):
     return lines
 
 
-def comparable_ratio(row):
+def comparable_ratio(row, prefix=""):
     """The time ratio, which features.py writes only where both objectives agree within
     OBJECTIVE_REL_MAX (the two ran the same problem to the same answer); otherwise why there is none."""
-    if _num(row, "objective_rel_diff") <= OBJECTIVE_REL_MAX:
-        return _f(_num(row, "ratio"))
-    if _num(row, "objective_rel_diff") > OBJECTIVE_REL_MAX:
-        return f"- (objectives differ by {_f(_num(row, 'objective_rel_diff'), 2)})"
+    diff = _num(row, prefix + "objective_rel_diff")
+    if diff <= OBJECTIVE_REL_MAX:
+        return _f(_num(row, prefix + "ratio"))
+    if diff > OBJECTIVE_REL_MAX:
+        return f"- (objectives differ by {_f(diff, 2)})"
     return "-"
 
 
 def barycenter_table(rows):
-    lines = [f"| B | N | D | iterations | ours ms/iter | {BASELINE} ms/iter | ratio | objective ours | "
-             f"objective {BASELINE} | rel. diff | ours | {BASELINE} |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    """ours against each mode of the baseline: its ms per iteration, the ratio, its objective's difference."""
+    head = ["B", "N", "D", "iterations", "ours ms/iter", "objective ours"]
+    for p, _ in BASELINE_MODES:
+        head += [f"{BASELINE_LABEL[p]} ms/iter", "ratio", "rel. diff"]
+    head += ["ours"] + [BASELINE_LABEL[p] for p, _ in BASELINE_MODES]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        lines.append(f"| {r['B']} | {r['N']} | {r['D']} | {r['iterations']} | {_f(_num(r, 'ms_per_iter'))} | "
-                     f"{_f(_num(r, 'baseline_ms_per_iter'))} | {comparable_ratio(r)} | "
-                     f"{_f(_num(r, 'objective'), 7)} | {_f(_num(r, 'baseline_objective'), 7)} | "
-                     f"{_f(_num(r, 'objective_rel_diff'), 2)} | {status(r)} | {status(r, 'baseline_')} |")
+        cells = [r["B"], r["N"], r["D"], r["iterations"], _f(_num(r, "ms_per_iter")), _f(_num(r, "objective"), 7)]
+        for p, _ in BASELINE_MODES:
+            q = RATIO_PREFIX[p]
+            cells += [_f(_num(r, p + "ms_per_iter")), comparable_ratio(r, q), _f(_num(r, q + "objective_rel_diff"), 2)]
+        cells += [status(r)] + [status(r, p) for p, _ in BASELINE_MODES]
+        lines.append("| " + " | ".join(map(str, cells)) + " |")
     return lines
 
 
@@ -109,10 +124,10 @@ def markdown(rows, meta):
         mine = [r for r in rows if r["mode"] == kind]
         if mine:
             lines += ["", f"## {kind}", ""] + table(mine)
-    errors = [(r, p) for r in rows for p in ("", "baseline_") if r[p + "message"]]
+    errors = [(r, p) for r in rows for p in ("", *(p for p, _ in BASELINE_MODES)) if r[p + "message"]]
     if errors:
         lines += ["", "Not measured or failed:", ""] + [
-            f"- {where(r)}, {BASELINE if p else 'ours'}: {r[p + 'disposition']}: "
+            f"- {where(r)}, {BASELINE_LABEL.get(p, 'ours')}: {r[p + 'disposition']}: "
             f"{r[p + 'message']}" for r, p in errors]
     return "\n".join(lines) + "\n"
 

@@ -259,6 +259,8 @@ def main(argv=None):
     parser.add_argument("--out", required=True, type=Path, help="folder for step.csv and step.md")
     parser.add_argument("--points", default=None, help="B,N,D;B,N,D;... (default: the issue's six points)")
     parser.add_argument("--compile-points", default=None, help="points that also run torch.compile (B,N,D;...)")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="no torch.compile at any point (its first compilation takes a minute)")
     parser.add_argument("--apis", default="module,functional")
     parser.add_argument("--modes", default="fused,unfused")
     parser.add_argument("--precisions", default="float32,bf16-autocast")
@@ -269,6 +271,10 @@ def main(argv=None):
     parse = lambda s: tuple(tuple(int(v) for v in p.split(",")) for p in s.split(";") if p)  # noqa: E731
     points = parse(args.points) if args.points else POINTS
     args.compile_points = parse(args.compile_points) if args.compile_points else COMPILE_POINTS
+    if args.no_compile:
+        if args.compile_points is not COMPILE_POINTS:
+            parser.error("--no-compile: --compile-points names points to compile; give one or the other")
+        args.compile_points = ()
     if args.steps < 20:
         parser.error("--steps must be >= 20 (median and spread need enough steps)")
     if not torch.cuda.is_available():

@@ -39,6 +39,7 @@ def rows(tmp_path):
                           "abc", "--date", "2026-11-24", "--csv", str(tmp_path / "kernels.csv")],
                          capture_output=True, text=True, check=True).stdout
     assert "| binds |" in out and "GPU: H100; commit: abc; date: 2026-11-24." in out
+    assert "| 16 | 128 | 64 | cost-tensor DP |" in out and "unfused" not in out.replace('"unfused"', "")
     rows, sidecar = sdtw_results.read_results(tmp_path / "kernels.csv")
     assert list(rows[0]) == report.COLUMNS == sdtw_results.COLUMNS + report.EXTRA_COLUMNS
     meta = sidecar["metadata"]
@@ -61,10 +62,10 @@ def test_a_file_without_the_repetitions_is_refused(tmp_path):
 
 def test_targets_met_and_not(rows):
     assert rows[(16, 128, "fused")]["target"] == "<= 0.06 ms" and rows[(16, 128, "fused")]["target_met"] == "yes"
-    assert rows[(16, 128, "unfused")]["target"] == "1.40x fused (<= 1.2x)"
-    assert float(rows[(16, 128, "unfused")]["unfused_over_fused"]) == pytest.approx(0.07 / 0.05)
-    assert rows[(16, 128, "unfused")]["target_met"] == "no"  # 0.07 > 1.2 x 0.05
-    assert rows[(16, 128, "fused")]["unfused_over_fused"] == ""
+    assert rows[(16, 128, "cost-tensor-dp")]["target"] == "1.40x fused (<= 1.2x)"
+    assert float(rows[(16, 128, "cost-tensor-dp")]["cost_tensor_dp_over_fused"]) == pytest.approx(0.07 / 0.05)
+    assert rows[(16, 128, "cost-tensor-dp")]["target_met"] == "no"  # 0.07 > 1.2 x 0.05
+    assert rows[(16, 128, "fused")]["cost_tensor_dp_over_fused"] == ""
     assert rows[(1024, 1024, "fused")]["target"] == ">= 60 G cells/s"
     assert rows[(1024, 1024, "fused")]["target_met"] == "no"
     assert rows[(32, 2048, "fused")]["target_met"] == "no"

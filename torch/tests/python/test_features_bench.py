@@ -61,8 +61,10 @@ def test_barycenter_without_cuda_measures_ours_and_not_the_baseline(quick_cpu):
     for r in (r for r in rows if r["mode"] == "barycenter"):
         assert float(r["ms_per_iter"]) == pytest.approx(float(r["time_ms_median"]) / features.QUICK_ITERATIONS,
                                                         rel=1e-6)
-        assert r["objective"] and r["baseline_disposition"] == "not_supported" and r["baseline_message"]
-        assert not r["ratio"] and not r["baseline_time_ms_median"] and r["verified"] == "off"
+        for p in ("baseline_", "baseline_unfused_"):  # softdtw-cuda-torch in both modes needs CUDA
+            assert r[p + "disposition"] == "not_supported" and r[p + "message"] == "needs CUDA (numba)"
+            assert not r[p + "time_ms_median"]
+        assert r["objective"] and not r["ratio"] and not r["baseline_unfused_ratio"] and r["verified"] == "off"
 
 
 def test_markdown_is_generated(quick_cpu):
@@ -70,6 +72,8 @@ def test_markdown_is_generated(quick_cpu):
     assert md.startswith("# Pairwise soft-DTW and barycenters")
     assert "## cdist" in md and "## barycenter" in md and "median of 3 calls" in md
     assert "none of the target points is in this run" in md
+    assert "softdtw-cuda-torch (default, fused) ms/iter" in md and "softdtw-cuda-torch (unfused) ms/iter" in md
+    assert "softdtw-cuda-torch (unfused): not_supported: needs CUDA (numba)" in md
 
 
 def args(**kw):
@@ -88,6 +92,22 @@ def test_a_target_point_says_met_or_not(monkeypatch):
     assert row["baseline_disposition"] == "passed" and row["objective_rel_diff"] < 1e-12
     assert row["ratio"] == pytest.approx(row["baseline_ms_per_iter"] / row["ms_per_iter"])
     assert row["target_met"] == "no"
+
+
+def test_the_baseline_runs_in_its_default_and_its_unfused_mode():
+    import sdtw_torch
+    modes = []
+
+    def baseline(S, fused="not given", **kw):
+        modes.append(fused)
+        return sdtw_torch.softdtw_barycenter(S, **kw) * (1.0 if fused is None else 1.5)
+    row = features.barycenter_point(3, 6, 1, args(), baseline, "")
+    assert set(modes) == {None, False}  # the default (fused on CUDA) and fused=False, warm-up and timed calls
+    assert row["baseline_disposition"] == row["baseline_unfused_disposition"] == "passed"
+    assert row["objective_rel_diff"] < 1e-12 and row["ratio"] == pytest.approx(
+        row["baseline_ms_per_iter"] / row["ms_per_iter"])
+    # the unfused stand-in answers another barycenter: its objective differs, so no ratio is written
+    assert row["baseline_unfused_objective_rel_diff"] > 1e-3 and "baseline_unfused_ratio" not in row
 
 
 def test_a_failed_point_is_a_row_with_its_error(monkeypatch):

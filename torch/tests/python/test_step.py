@@ -323,3 +323,23 @@ def test_step_row_is_a_row_of_the_schema(monkeypatch, tmp_path):
     with sdtw_results.ResultsWriter(tmp_path / "step.csv", "step", {}, step.EXTRA_COLUMNS) as writer:
         writer.append(row)  # refuses a key outside the columns
     assert sdtw_results.read_results(tmp_path / "step.csv")[0][0]["bytes_per_cell"] == "6144"  # (4 - 1) MiB / 512 cells
+
+
+def test_no_compile_runs_no_point_through_torch_compile(monkeypatch, tmp_path):
+    """--no-compile leaves torch.compile (and torch's own loss beside it) out of every point; with
+    --compile-points as well it is refused by name."""
+    step = _bench("step")
+    seen = []
+    monkeypatch.setattr(step.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(step.sdtw_results, "collect", lambda *a, **k: {})
+    monkeypatch.setattr(step, "run_point", lambda args, *point: seen.append((args.compile_points, point)))
+    monkeypatch.setattr(step, "record", lambda *a: None)
+    assert step.main(["--out", str(tmp_path), "--points", "16,128,64", "--no-compile", "--apis", "module",
+                      "--modes", "fused", "--precisions", "float32"]) == 0
+    assert seen == [((), (16, 128, 64, "module", "fused", "float32"))]  # no torch-mse point either
+    seen.clear()
+    step.main(["--out", str(tmp_path), "--points", "16,128,64", "--apis", "module", "--modes", "fused",
+               "--precisions", "float32"])
+    assert [p[3] for _, p in seen] == ["module", "torch-mse"]  # the default compiles this point
+    with pytest.raises(SystemExit):
+        step.main(["--out", str(tmp_path), "--no-compile", "--compile-points", "16,128,64"])
