@@ -53,7 +53,7 @@ if(TARGET sdtw_torch)
   set(SDTW_TORCH_BUILD_INFO $<TARGET_FILE_DIR:sdtw_torch>/sdtw_torch_build.json)
   file(GENERATE OUTPUT ${SDTW_TORCH_BUILD_INFO} CONTENT
     "{\"version\": \"${PROJECT_VERSION}+${_sdtw_label}\", \"torch\": \"${Torch_VERSION}\", \"cuda\": ${_sdtw_cuda}}\n")
-  install(DIRECTORY torch/python/sdtw_torch DESTINATION . COMPONENT python EXCLUDE_FROM_ALL
+  install(DIRECTORY pytorch/python/sdtw_torch DESTINATION . COMPONENT python EXCLUDE_FROM_ALL
     FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
   install(TARGETS sdtw_torch LIBRARY DESTINATION sdtw_torch COMPONENT python EXCLUDE_FROM_ALL)
   install(FILES ${SDTW_TORCH_BUILD_INFO} DESTINATION sdtw_torch COMPONENT python EXCLUDE_FROM_ALL)

@@ -35,7 +35,7 @@ if(SDTW_ENABLE_TORCH)
     set(SDTW_HAVE_TORCH ON)
   endif()
 endif()
-sdtw_report_part(LibTorch SDTW_HAVE_TORCH "torch/, baselines/ and the harness")
+sdtw_report_part(LibTorch SDTW_HAVE_TORCH "pytorch/, baselines/ and the harness")
 
 # GPU tests skip themselves by name (GTEST_SKIP) when no device is present; ctest shows them as skipped.
 # label: one ctest label, "cpu" or "gpu", so that `ctest -L gpu` selects the device tests.

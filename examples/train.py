@@ -6,7 +6,7 @@ noisy. The model maps input to output of the target length, and soft-DTW (sdtw_t
 compares output and target up to a warping. Prints the loss curve summary; with a fixed --seed,
 --fused true and --fused false should converge the same (same data, same initialisation).
 
-    PYTHONPATH=torch/python python3 examples/train.py --device cuda --fused true
+    PYTHONPATH=pytorch/python python3 examples/train.py --device cuda --fused true
 """
 import argparse
 import math

@@ -4,8 +4,8 @@
 gradients, so a step sees nproc_per_node x --batch sequences. Rank 0 prints the loss curve and a
 summary (eval loss of the same held-out batch as train.py).
 
-    PYTHONPATH=torch/python torchrun --nproc_per_node 2 examples/train_ddp.py --device cpu
-    PYTHONPATH=torch/python torchrun --nproc_per_node 8 examples/train_ddp.py --device cuda
+    PYTHONPATH=pytorch/python torchrun --nproc_per_node 2 examples/train_ddp.py --device cpu
+    PYTHONPATH=pytorch/python torchrun --nproc_per_node 8 examples/train_ddp.py --device cuda
 
 --split-global-batch draws one batch of nproc_per_node x --batch sequences on every rank (same seed)
 and gives each rank its rows, so a run matches one process with the whole batch. --warmup steps are

@@ -1,4 +1,4 @@
-"""Loads result files (SCHEMA.md, read by column name) into one tidy table of points: one row per
+"""Loads result files (docs/DESIGN.md §5, read by column name) into one tidy table of points: one row per
 implementation and (B, N, D), with the GPU it ran on, the method that measured it, the file it comes
 from, absolute peak and step MB, ms, whether it counts (ok) and, when not, why. A ratio is only taken
 between two points of one method."""
@@ -12,7 +12,7 @@ import pandas as pd
 from sources import implementation, read
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.append(str(ROOT / "torch/bench"))
+sys.path.append(str(ROOT / "pytorch/bench"))
 from features_report import method_text  # noqa: E402  (features.md's words, one source)
 from features_report import OBJECTIVE_REL_MAX, met_word  # noqa: E402,F401  (features.py's limit and verdicts)
 PUBLISHED_GPU = "GPU not stated"
@@ -218,7 +218,7 @@ def _measured(r, src=""):
 
 
 def load_features(csv_path, repo=ROOT):
-    """torch/bench/features.py's rows (ours' columns, softdtw-cuda-torch's barycenter in its baseline_ and
+    """pytorch/bench/features.py's rows (ours' columns, softdtw-cuda-torch's barycenter in its baseline_ and
     baseline_unfused_ columns) as one wide row per (kind, B, N, D): ours' columns bare,
     softdtw-cuda-torch's fused with "baseline_" and unfused with "unfused_" before them, each with ok /
     reason, and per baseline the time ratio and objective difference to ours (computed here, both from one
@@ -420,5 +420,5 @@ class Results:
     def features_source_text(self, kind):
         """The file, where and when it ran, and how it measured kind: what a claim from it states beside it."""
         s = self.features_source
-        return (f"`{s.name}` ({s.gpu}, {s.commit_text()}, {s.date}; torch/bench/features.py). "
+        return (f"`{s.name}` ({s.gpu}, {s.commit_text()}, {s.date}; pytorch/bench/features.py). "
                 f"Method: {self.features_method(kind)}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rebuilds every table, figure and the report of the paper from one results folder, and that folder's
 README.md from its files' sidecars; prints each source file's commit and marks any measured before the
-last change of kernels/src, torch/src or torch/python as STALE:
+last change of kernels/src, pytorch/src or pytorch/python as STALE:
     python3 paper/make_paper.py [--results results/h100] [--sweep FILE] [--accuracy FILE]
                                 [--accuracy-grid FILE] [--originals FILE] [--features FILE]
                                 [--published results/published] [--out paper] [--readme FILE|none]
@@ -51,7 +51,7 @@ def main(argv=None):
     ap.add_argument("--accuracy-grid", help="the kernels' accuracy grid as CSV (paper/accuracy_grid.py)")
     ap.add_argument("--originals", help="baselines/originals output; when absent, the report says so and claims no "
                                         "ratio against the originals")
-    ap.add_argument("--features", help="torch/bench/features.py output; when absent, the report says so")
+    ap.add_argument("--features", help="pytorch/bench/features.py output; when absent, the report says so")
     ap.add_argument("--published", default=ROOT / "results/published", help="published and re-measured peers")
     ap.add_argument("--out", default=ROOT / "paper", help="writes tables/, figures/ and report.md here")
     ap.add_argument("--readme", help="the results folder's README.md, written from its sidecars "

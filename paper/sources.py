@@ -1,6 +1,6 @@
-"""Result files as the paper reads them (SCHEMA.md: `<stem>.csv` and its `<stem>.json` sidecar), and
+"""Result files as the paper reads them (docs/DESIGN.md §5: `<stem>.csv` and its `<stem>.json` sidecar), and
 where each was measured: tool, command, commit, date, GPU; and whether it is stale, i.e. measured
-before the last commit that changed the code it measures (kernels/src, torch/src, torch/python)."""
+before the last commit that changed the code it measures (kernels/src, pytorch/src, pytorch/python)."""
 import json
 import subprocess
 from dataclasses import dataclass, field
@@ -9,7 +9,7 @@ from pathlib import Path
 from sdtw_results.schema import COLUMNS, DISPOSITIONS, SCHEMA  # noqa: F401  (the schema, one place)
 
 # The code a measurement depends on: a file measured before the last change here is stale.
-CODE_PATHS = ("kernels/src", "torch/src", "torch/python")
+CODE_PATHS = ("kernels/src", "pytorch/src", "pytorch/python")
 
 
 def git(repo, *args):

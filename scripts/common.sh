@@ -35,8 +35,8 @@ tools_python() {
   shift
   root=$(pwd)
   [[ "$build" = /* ]] || build=$root/$build
-  PYTHONPATH=$root/harness/python:$root/torch/python${PYTHONPATH:+:$PYTHONPATH} \
-    SDTW_TORCH_LIBRARY="$build/torch/libsdtw_torch.so" "${SDTW_PYTHON:-python3}" "$@"
+  PYTHONPATH=$root/harness/python:$root/pytorch/python${PYTHONPATH:+:$PYTHONPATH} \
+    SDTW_TORCH_LIBRARY="$build/pytorch/libsdtw_torch.so" "${SDTW_PYTHON:-python3}" "$@"
 }
 
 # torch_cuda: the CUDA runtime version torch reports ("" without CUDA torch).

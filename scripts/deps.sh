@@ -54,7 +54,7 @@ pick_python() {
   fi
   python=""
   for p in "${candidates[@]}"; do
-    # From / and through torch.utils: the checkout's torch/ folder would pass as a namespace package.
+    # From / and through torch.utils: no folder of the working directory can pass for torch.
     if (cd / && "$p" -c 'import torch.utils') >/dev/null 2>&1; then
       python=$p
       return

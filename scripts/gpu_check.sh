@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure, build, run the GPU tests and the kernel micro-benchmark,
 # write logs under $OUT (or ./gpu-out) and print a short summary last.
-# Usage: scripts/gpu_check.sh [--skip "baselines;torch;harness"] [--bench-filter REGEX] [--tests REGEX]
+# Usage: scripts/gpu_check.sh [--skip "baselines;pytorch;harness"] [--bench-filter REGEX] [--tests REGEX]
 # Environment: SDTW_TRAIN=1 runs examples/train.py (fused and not); SDTW_SANITIZE=1 runs
 # compute-sanitizer (memcheck, racecheck, synccheck) on a subset of the kernel tests;
 # SDTW_BENCH_REPS sets the benchmark repetitions; SDTW_NCU=<benchmark filter> profiles with ncu;
@@ -51,9 +51,9 @@ if [ -x build-gpu/kernels/bench/sdtw_kernels_bench ] && [ "$bench_filter" != "no
     --benchmark_repetitions="${SDTW_BENCH_REPS:-1}" --benchmark_out="$out/kernels_bench.json" --benchmark_out_format=json >"$out/kernels_bench.txt" 2>&1
   summary+=("bench: exit $?")
 fi
-if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/torch/libsdtw_torch.so ]; then
+if [ -n "${SDTW_TRAIN:-}" ] && [ -f build-gpu/pytorch/libsdtw_torch.so ]; then
   for fused in true false; do
-    PYTHONPATH=torch/python SDTW_TORCH_LIBRARY=build-gpu/torch/libsdtw_torch.so \
+    PYTHONPATH=pytorch/python SDTW_TORCH_LIBRARY=build-gpu/pytorch/libsdtw_torch.so \
       python3 examples/train.py --device cuda --fused $fused >>"$out/train.txt" 2>&1
     summary+=("train fused=$fused: exit $? $(tail -1 "$out/train.txt")")
   done

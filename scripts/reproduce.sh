@@ -37,8 +37,8 @@ declare -A WHAT=(
   [build]="configure and build everything (Release, this GPU's CUDA architecture)"
   [sweep]="sdtw-bench --sweep configs/paper.yaml (quick: configs/paper-quick.yaml)"
   [originals]="python3 -m baselines.originals, configs/originals-reproduce.yaml (quick: --quick)"
-  [step]="torch/bench/step.py: the user's training step"
-  [features]="torch/bench/features.py: cdist, barycenter (quick: --quick)"
+  [step]="pytorch/bench/step.py: the user's training step"
+  [features]="pytorch/bench/features.py: cdist, barycenter (quick: --quick)"
   [kernels]="sdtw_kernels_bench (fused vs the cost-tensor DP) + kernels/bench/report.py"
   [accuracy]="sdtw-bench check --accuracy-csv (as a results file); the kernels' accuracy grid and its known worst input"
   [gpu-tests]="ctest -L gpu, summarised"
@@ -114,14 +114,14 @@ part_step() {
   local size=()
   # shellcheck disable=SC2054  # commas separate B,N,D of one point
   [ "$QUICK" = 1 ] && size=(--points 16,128,64 --no-compile --apis module --precisions float32)
-  py torch/bench/step.py --out "$OUT" "${size[@]}"
+  py pytorch/bench/step.py --out "$OUT" "${size[@]}"
 }
 
 part_features() {
   local peers=() size=(--reps 2)  # softdtw-cuda-torch's fused barycenter takes seconds a call
   [ -n "$PEERS" ] && peers=(--peers "$PEERS")
   [ "$QUICK" = 1 ] && size=(--quick)
-  py torch/bench/features.py --out "$OUT" "${peers[@]}" "${size[@]}"
+  py pytorch/bench/features.py --out "$OUT" "${peers[@]}" "${size[@]}"
 }
 
 part_kernels() {

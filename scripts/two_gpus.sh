@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The multi-GPU record on one host with two or more GPUs, in one run at the current commit:
 # the test suite with every GPU visible (the multi-device tests run), DDP weak scaling on 1 and 2
-# GPUs and the one-vs-two-process parameter check (torch/bench/ddp_scaling.py), and the paper sweep
+# GPUs and the one-vs-two-process parameter check (pytorch/bench/ddp_scaling.py), and the paper sweep
 # with --gpus 0 and --gpus all (harness/bench/sweep_gpus.py). Writes results/<gpu-slug>x<count>/
 # (or --out DIR): ddp.csv, sweep_gpus.csv (+ sidecars), ctest.txt, and a generated README.md.
 #   scripts/two_gpus.sh [--out DIR] [--config configs/paper.yaml] [--skip-tests]
@@ -35,8 +35,8 @@ if [ -z "$out" ]; then
   out=results/${slug}x${count}
 fi
 mkdir -p "$out"
-export PYTHONPATH=$PWD/harness/python:$PWD/torch/python${PYTHONPATH:+:$PYTHONPATH}
-export SDTW_TORCH_LIBRARY=$PWD/$build/torch/libsdtw_torch.so
+export PYTHONPATH=$PWD/harness/python:$PWD/pytorch/python${PYTHONPATH:+:$PYTHONPATH}
+export SDTW_TORCH_LIBRARY=$PWD/$build/pytorch/libsdtw_torch.so
 status=0
 if [ $skip_tests = 0 ]; then
   echo "two_gpus.sh: ctest with $count GPUs visible"
@@ -56,7 +56,7 @@ if [ $skip_tests = 0 ]; then
   tail -n +2 "$out/ctest.txt" | head -3
 fi
 echo "two_gpus.sh: DDP scaling"
-python3 torch/bench/ddp_scaling.py --out "$out" || status=1
+python3 pytorch/bench/ddp_scaling.py --out "$out" || status=1
 echo "two_gpus.sh: $config on one GPU and on all"
 python3 harness/bench/sweep_gpus.py --bench "$build/harness/sdtw-bench" --config "$config" --out "$out" || status=1
 rm -rf "$out"/sweep-gpus-*/*.workers

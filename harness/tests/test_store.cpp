@@ -248,7 +248,7 @@ TEST_F(BenchStore, CsvAndJsonSchema) {
   }
   const auto t = read_csv(path("f.csv"));
   EXPECT_EQ(t.header, result_columns());
-  // The schema's common columns (SCHEMA.md; sdtw_results.COLUMNS, which a pytest compares with the
+  // The schema's common columns (docs/DESIGN.md §5; sdtw_results.COLUMNS, which a pytest compares with the
   // executable's header), then the sweep's own.
   const std::vector<std::string> expected = {
       "tool",         "grid",        "impl",      "api",      "mode",      "device",         "dtype",

@@ -7,7 +7,7 @@ traffic) with the one that binds, and the kernels issue's targets checked agains
 benchmark's second mode (fused:0) is the "cost-tensor DP": the DP on a given cost tensor, with no chain rule
 to x and y; it is not the paper's "unfused", which is the whole step through a cost tensor.
 
-    PYTHONPATH=harness/python:torch/python kernels/bench/report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" \\
+    PYTHONPATH=harness/python:pytorch/python kernels/bench/report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" \\
         --commit abc123 --date 2026-11-24 --csv results/h100/kernels.csv > results/h100/kernels.md
 """
 import argparse

@@ -1,4 +1,4 @@
-"""A small made-up results set in the results schema (SCHEMA.md) with every kind of missing point
+"""A small made-up results set in the results schema (docs/DESIGN.md §5) with every kind of missing point
 (failed, not_supported, out_of_memory, error), to check that the paper never draws or prints one as
 a number; each file with its sidecar, so that its commit can be made stale or current."""
 import sys
@@ -8,7 +8,7 @@ import sdtw_results
 
 import sources
 
-sys.path.append(str(Path(__file__).resolve().parents[2] / "torch/bench"))
+sys.path.append(str(Path(__file__).resolve().parents[2] / "pytorch/bench"))
 from features_report import EXTRA_COLUMNS  # noqa: E402  (features.py's own columns)
 
 GPU, DATE = "Synthetic GPU 1GB", "2030-01-02T03:04:05Z"
@@ -159,7 +159,7 @@ def write_originals(folder, commit="def5678" + "0" * 33):
     return write_file(folder / "originals.csv", "originals", rows, commit, extras=ORIGINALS_EXTRAS)
 
 
-# torch/bench/features.py output: (kind, impl, B, N, D) -> (disposition, message); others pass.
+# pytorch/bench/features.py output: (kind, impl, B, N, D) -> (disposition, message); others pass.
 FEATURES_GPU, FEATURES_COMMIT = "Synthetic GPU 2GB", "fea7123" + "0" * 33
 CDIST_POINTS = [(b, n, d) for b in (4, 8) for n in (16, 32, 64) for d in (1, 2)]
 BARYCENTER_POINTS = [(5, n, d) for n in (20, 40, 80) for d in (1, 3)]

@@ -430,7 +430,7 @@ def test_without_the_originals_and_features_files_no_ratio_against_the_originals
     for original in ("softdtw-cuda-torch", "pytorch-softdtw-cuda", "pysdtw"):
         assert f"Against {original}" not in claims
     assert not list((tmp_path / "tables").glob("originals_*"))
-    assert claims.count("**Not measured yet:** `nofeatures.csv` (torch/bench/features.py) is absent") == 2
+    assert claims.count("**Not measured yet:** `nofeatures.csv` (pytorch/bench/features.py) is absent") == 2
     assert not (tmp_path / "figures/cdist.png").exists() and not (tmp_path / "figures/barycenter.png").exists()
 
 

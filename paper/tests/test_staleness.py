@@ -1,5 +1,5 @@
 """Staleness, on synthetic files in a temporary git repository: a file measured before the last commit
-that changed kernels/src, torch/src or torch/python is STALE in make_paper's output, report.md, the tables'
+that changed kernels/src, pytorch/src or pytorch/python is STALE in make_paper's output, report.md, the tables'
 captions, the figure stamps and results/<gpu>/README.md; a file measured at or after it is not. Also the
 kernels' accuracy grid turned into a CSV, and the README's counts."""
 import csv
@@ -32,11 +32,11 @@ def commit(repo, path, text):
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
-    """A repository: kernels changed (old), torch/python changed (code), then only docs (docs)."""
+    """A repository: kernels changed (old), pytorch/python changed (code), then only docs (docs)."""
     repo = tmp_path_factory.mktemp("repo")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     old = commit(repo, "kernels/src/forward.cu", "v1")
-    code = commit(repo, "torch/python/sdtw_torch/__init__.py", "v2")
+    code = commit(repo, "pytorch/python/sdtw_torch/__init__.py", "v2")
     docs = commit(repo, "README.md", "docs")
     return repo, {"old": old, "code": code, "docs": docs}
 

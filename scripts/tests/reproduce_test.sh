@@ -126,7 +126,7 @@ run quick "$work/bin" --quick --part sweep,originals,step,paper
 [ $rc = 0 ] || fail "--quick exits $rc: $(cat "$work/quick.txt")"
 grep -q 'sdtw-bench --sweep configs/paper-quick.yaml' "$log" || fail "--quick sweep: $(grep sdtw-bench "$log")"
 grep -q 'python3 -m baselines.originals --quick' "$log" || fail "--quick originals"
-grep -q 'python3 torch/bench/step.py --out .* --no-compile' "$log" || fail "--quick step without torch.compile"
+grep -q 'python3 pytorch/bench/step.py --out .* --no-compile' "$log" || fail "--quick step without torch.compile"
 grep -q "make_paper.py --results $work/out --sweep $work/out/paper-quick.csv" "$log" || fail "--quick paper"
 
 # Every part on the faked GPU: all done, their files written, a summary row each.
@@ -144,7 +144,7 @@ done
 grep -q 'ERROR SUMMARY: 0 errors' "$work/out/sanitizer.txt" || fail "sanitizer summary: $(cat "$work/out/sanitizer.txt")"
 grep -q "python3 paper/results_readme.py $work/out" "$log" || fail "the results README was not rewritten at the end"
 grep -q 'python3 -m baselines.originals --config configs/originals-reproduce.yaml' "$log" || fail "originals command"
-grep -q 'python3 torch/bench/features.py --out .* --reps 2' "$log" || fail "features command"
+grep -q 'python3 pytorch/bench/features.py --out .* --reps 2' "$log" || fail "features command"
 grep -q 'python3 paper/accuracy_grid.py --out .*accuracy-grid.csv kernels-grid=' "$log" || fail "accuracy grid command"
 grep -q 'sdtw-bench check --seed 1 --accuracy-csv .*/logs/check-accuracy.csv' "$log" || fail "check command"
 grep -q 'python3 -m sdtw_results.check_accuracy .*/logs/check-accuracy.csv .*/grad-accuracy.csv --seed 1' "$log" ||

@@ -17,7 +17,7 @@ cat >"$work/bin/cmake" <<'FAKE'
 if [ "$1" = --preset ]; then
   echo "-- The CXX compiler identification is GNU 12.2.0"
   echo "-- sdtw: CUDA not found: skipping kernels/ and the GPU tests"
-  echo "-- sdtw: LibTorch found: building torch/"
+  echo "-- sdtw: LibTorch found: building pytorch/"
   echo "CMake Warning: a warning from configure" >&2
   [ -z "${FAKE_CONFIGURE_FAILS:-}" ] || { echo "CMake Error: configure failed" >&2; exit 1; }
   echo "-- Configuring done"

@@ -13,14 +13,14 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-# baselines/ is imported from the project's root, which is never on a tool's path (its torch/ folder).
-sys.path[:0] = [str(ROOT), str(ROOT / "torch/tests/python")]
+# baselines/ is imported from the project's root, which is not on a tool's path.
+sys.path[:0] = [str(ROOT), str(ROOT / "pytorch/tests/python")]
 
 import sdtw_results  # noqa: E402
 from sdtw_results import verify  # noqa: E402
 from baselines.originals import config, runner  # noqa: E402
 from baselines.originals.implementations import CUDA_ONLY  # noqa: E402
-import reference as numpy_reference  # noqa: E402  (torch/tests/python/reference.py)
+import reference as numpy_reference  # noqa: E402  (pytorch/tests/python/reference.py)
 
 PEERS = ROOT.parent / "shared/peers"
 ORIGINALS = ["sdtw_cuda_torch_fused", "sdtw_cuda_torch_unfused", "pytorch_softdtw_cuda", "pysdtw"]

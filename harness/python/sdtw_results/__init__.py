@@ -1,4 +1,4 @@
-"""The results schema every measuring tool writes (SCHEMA.md at the top of the project): the common
+"""The results schema every measuring tool writes (docs/DESIGN.md §5): the common
 columns, the sidecar's metadata, the one seed scheme and input generation, nearest-rank percentiles,
 verification against the float64 reference, and the CSV + sidecar writer and reader."""
 from sdtw_results import schema, verify

@@ -1,4 +1,4 @@
-"""The sidecar's metadata: what ran, where, on which code (the keys of SCHEMA.md). git as sdtw-bench
+"""The sidecar's metadata: what ran, where, on which code (the keys of docs/DESIGN.md §5). git as sdtw-bench
 reads it (harness/src/core/metadata.cpp git_info)."""
 import datetime
 import os

@@ -16,7 +16,7 @@ inline constexpr int64_t kMaxSweepPoints = 100000;
 struct Settings {
   int warmup = 1;                          // untimed steps before the timed ones
   int warmup_min_ms = 0;                   // and at least this long of them (clocks, lazy loading)
-  int reps = 5;                            // timed steps; median, min and max are reported
+  int reps = 5;                            // timed steps; nearest-rank median, p10 and p90 are reported
   uint64_t seed = 0;                       // inputs of a point are drawn from seed + its key
   bool verify = true;                      // compare value and gradient with the float64 reference
   int64_t verify_max_cells = 1LL << 25;    // verified pairs * N * M stays under this (subsample)

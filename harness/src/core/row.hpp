@@ -20,7 +20,7 @@ inline const std::string out_of_memory = "out_of_memory";  // allocation failed
 inline const std::string error = "error";                  // any other exception
 }  // namespace disposition
 
-// The results schema every measuring tool writes (SCHEMA.md; its Python side is harness/python/sdtw_results).
+// The results schema every measuring tool writes (docs/DESIGN.md §5; its Python side is harness/python/sdtw_results).
 inline constexpr const char* kSchemaVersion = "sdtw-results/1";
 inline constexpr const char* kToolName = "sweep";
 

@@ -100,7 +100,7 @@ nlohmann::json device_metadata() {
   j["torch"] = TORCH_VERSION;
   j["intra_op_threads"] = at::get_num_threads();
   j["cuda_available"] = cuda_usable();
-  // The schema's keys (SCHEMA.md): empty text on a machine without a usable GPU.
+  // The schema's keys (docs/DESIGN.md §5): empty text on a machine without a usable GPU.
   j["gpu"] = "";
   j["gpu_count"] = 0;
   j["driver"] = "";

@@ -1,0 +1,93 @@
+#pragma once
+// The low-level sdtw operators (torch.ops.sdtw.* in Python), called through the dispatcher so
+// that CPU and CUDA tensors reach their implementations. No autograd here: the forward returns the
+// soft-DTW values and an opaque `state` that the backward of the same inputs consumes.
+//
+//   cost_forward(D, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
+//   cost_backward(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths) -> dvalues * d values / d D
+//   sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
+//   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
+//   pairwise_cost(x, y, dist) -> D   (a differentiable composite of torch ops)
+//   soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths) -> values            (differentiable in D)
+//   soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths) -> values  (differentiable in x, y)
+//   soft_dtw_loss, soft_dtw_cost_loss, alignment, alignment_from_cost: the front's operators, with
+//   every option (below)
+//
+// Shapes: D is (B, N, M) or (N, M); x is (B, N, d) or (N, d), y is (B, M, d) or (M, d); values
+// are (B,) or (). bandwidth -1 keeps every cell, k >= 0 keeps |i - j| <= k. x_lengths, y_lengths:
+// optional integer tensors of shape (B,), each in [1, N] (resp. [1, M]); padding is ignored.
+// dtypes: float32/float64 (and float16/bfloat16, computed in float32); values come back in float32,
+// or float64 for float64 inputs; gradients in the dtype of the input they belong to.
+// The state is a float64 (B, N, M) tensor on CPU and the kernels' uint8 workspace on CUDA, where
+// the backward overwrites it: call the backward of one forward once (the autograd layer,
+// autograd.cpp, recomputes the forward for a second backward, e.g. retain_graph=True).
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+namespace sdtw::ops {
+
+std::tuple<at::Tensor, at::Tensor> cost_forward(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
+                                                const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+at::Tensor cost_backward(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
+                         int64_t bandwidth = -1, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward(const at::Tensor& x, const at::Tensor& y, double gamma,
+                                                       int64_t bandwidth = -1,
+                                                       const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                       const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalues, const at::Tensor& x,
+                                                        const at::Tensor& y, const at::Tensor& state, double gamma,
+                                                        int64_t bandwidth = -1,
+                                                        const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                        const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+
+// The loss operators: soft-DTW values with their autograd in C++ (the state lives on the autograd
+// node, freed on return when no input requires a gradient). The backward is once differentiable.
+at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
+                         const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+at::Tensor soft_dtw_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth = -1,
+                                const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+
+// Pairwise costs (B, N, M) between the rows of x and y, differentiable: "sqeuclidean" (aliases
+// "sq_euclidean", "squared_euclidean"), "euclidean", "cosine" (1 - cosine similarity), "l1"
+// (aliases "manhattan", "cityblock"). Computed in float32 for float16/bfloat16 inputs, autocast or not.
+at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist = "sqeuclidean");
+
+// The loss with every option of sdtw::nn::SoftDtwOptions (and of sdtw_torch.SoftDTW): validated and
+// named here; bandwidth absent, <= 0 or >= 2^62: no band, else its floor. Differentiable in x and y (in D); x and
+// y past their lengths are read as zero, so non-finite padding leaves the gradient finite.
+// check_inputs: the first non-finite value inside the lengths (and lengths on the device out of
+// range or out of the band) is a ValueError naming it, at the cost of a host synchronisation.
+at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y,
+                         const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
+                         c10::optional<double> bandwidth = c10::nullopt, bool normalize = false,
+                         const std::string& dist = "sqeuclidean", c10::optional<bool> fused = c10::nullopt,
+                         const std::string& reduction = "none", bool check_inputs = false);
+// The loss of a cost tensor D; with the self-costs D_xx (N, N) and D_yy (M, M), the divergence
+// sdtw(D) - (sdtw(D_xx) + sdtw(D_yy)) / 2.
+at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                              const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
+                              c10::optional<double> bandwidth = c10::nullopt, const std::string& reduction = "none",
+                              const c10::optional<at::Tensor>& D_xx = c10::nullopt,
+                              const c10::optional<at::Tensor>& D_yy = c10::nullopt, bool check_inputs = false);
+// The expected alignment E = d sdtw / d D (not differentiable), of x and y for dist or of D.
+at::Tensor alignment(const at::Tensor& x, const at::Tensor& y,
+                     const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                     const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
+                     c10::optional<double> bandwidth = c10::nullopt, const std::string& dist = "sqeuclidean",
+                     bool check_inputs = false);
+at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                               const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
+                               c10::optional<double> bandwidth = c10::nullopt, bool check_inputs = false);
+
+// Whether this build has the CUDA implementations.
+bool built_with_cuda();
+
+}  // namespace sdtw::ops
