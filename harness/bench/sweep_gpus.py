@@ -69,11 +69,15 @@ def main():
             result = folder / f"{name}.csv"
             rows = read_rows(result) if result.exists() else {}
             runs[gpus] = rows
+            errors = sum(r["disposition"] == "error" for r in rows.values())
             row = {"grid": name, "impl": "sdtw-bench", "mode": f"--gpus {gpus}", "device": "cuda",
                    "wall_s": round(wall, 2), "gpus": gpus, "rows": len(rows),
                    "passed_rows": sum(r["disposition"] == "passed" for r in rows.values()),
                    "disposition": "passed" if code == 0 and rows else "error",
                    "message": "" if code == 0 and rows else f"sdtw-bench exit {code}, {len(rows)} rows"}
+            if row["disposition"] == "passed" and errors:
+                # A sweep whose points end in errors measured nothing, however fast it ran.
+                row.update(disposition="failed", message=f"{errors} of {len(rows)} points ended in error")
             if gpus == "all" and runs["0"] and rows:
                 same, why = compare(runs["0"], rows)
                 row["same_points_and_dispositions"] = "true" if same else "false"

@@ -360,7 +360,7 @@ def test_options_are_resolved_by_the_operator():
     assert resolve(1.0, 0.5, False, "sqeuclidean", None, "none")[1] == 0  # the diagonal
 
 
-# ---- meta tensors (issue 16, item 9): shapes without data, on every torch ----
+# Meta tensors: shapes without data, on every torch.
 
 @pytest.mark.parametrize("fused", [True, False])
 def test_meta_tensors_give_shapes(fused):
