@@ -119,6 +119,10 @@ def _callable_cost(a, b, dist):
         got = tuple(D.shape) if isinstance(D, torch.Tensor) else type(D).__name__
         raise ValueError(f"dist: the callable's output must have shape {expected} (B, N, M) for x {tuple(a.shape)} "
                          f"and y {tuple(b.shape)} (got {got})")
+    if D.device != a.device:
+        # A meta (or other device's) cost beside real inputs would give a result with no data in it.
+        raise ValueError(f"dist: the callable's output must be on the inputs' device ({a.device}), "
+                         f"but it is on {D.device}")
     return D
 
 

@@ -386,6 +386,15 @@ def test_callable_dist_output_shape_is_checked():
                 f(x, y, dist=lambda a, b, s=wrong: torch.zeros(s, dtype=a.dtype))
 
 
+def test_callable_dist_output_on_another_device_is_refused():
+    """A meta cost beside CPU inputs would give a result with no data: refused, naming dist."""
+    x, y = rand(2, 5, 3), rand(2, 4, 3)
+    for f in (sdtw_torch.soft_dtw, sdtw_torch.alignment):
+        with pytest.raises(ValueError, match=r"dist: the callable's output must be on the inputs' device \(cpu\), "
+                                             r"but it is on meta"):
+            f(x, y, dist=lambda a, b: torch.cdist(a, b).to("meta"))
+
+
 def test_lengths_must_be_integers():
     x, y = rand(2, 5, 3), rand(2, 4, 3)
     with pytest.raises(TypeError, match=r"x_lengths must be an integer tensor or a list of integers"):
