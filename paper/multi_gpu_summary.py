@@ -1,22 +1,20 @@
 """summary.md of a multi-GPU results folder, generated from its ddp.csv and sweep_gpus.csv (and their
 sidecars): DDP weak scaling, the one-vs-two-process parameter check, and the sweep on one GPU and on
 all. Every number is read from the CSV files; nothing is typed.
-    python3 paper/multi_gpu_summary.py results/h100x2"""
-import csv
-import json
+    PYTHONPATH=harness/python:pytorch/python python3 paper/multi_gpu_summary.py results/h100x2"""
 import sys
 from pathlib import Path
 
+import sdtw_results
+
 
 def read(folder, stem):
+    """(rows, sidecar metadata) of <stem>.csv in folder, or ([], {}) where the tool did not run."""
     path = Path(folder) / f"{stem}.csv"
     if not path.exists():
         return [], {}
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    side = path.with_suffix(".json")
-    meta = json.loads(side.read_text()).get("metadata", {}) if side.exists() else {}
-    return rows, meta
+    rows, sidecar = sdtw_results.read_results(path)
+    return rows, (sidecar or {}).get("metadata", {})
 
 
 def stamp(name, meta):
@@ -42,7 +40,7 @@ def ddp_section(rows, meta):
     for r in rows:
         if r["mode"].startswith("two processes"):
             lines += ["", f"Two processes on one global batch of {2 * int(r['B'])} sequences (B {r['B']} each) against "
-                      f"one process on all of it, the same number of SGD steps: parameters "
+                      f"one process on all of it ({r['mode']}): parameters "
                       f"differ by {r['parameter_max_rel_diff'] or '-'} (max |a - b| / max |a|; tolerance "
                       f"{r['parameter_tol']}): {r['disposition']} {r['message']}"]
     return lines

@@ -8,7 +8,6 @@ file (tool "sweep_gpus"), a row per run, through sdtw_results:
         --config configs/paper.yaml --out results/h100x2
 """
 import argparse
-import csv
 import subprocess
 import time
 from pathlib import Path
@@ -20,8 +19,8 @@ KEY = ("impl", "device", "dtype", "B", "N", "M", "D", "gamma", "bandwidth", "nor
 
 
 def read_rows(path):
-    with open(path, newline="") as f:
-        return {tuple(r[k] for k in KEY): r for r in csv.DictReader(f)}
+    rows, _ = sdtw_results.read_results(path)
+    return {tuple(r[k] for k in KEY): r for r in rows}
 
 
 def run_sweep(bench, config, gpus, out_dir):

@@ -98,7 +98,7 @@ def max_relative_difference(a, b):
 
 def equality_rows(args, writer, tmp):
     b, n, d = args.sizes[0]
-    row = base_row(args, 2, b, n, d, "two processes vs one, same global batch")
+    row = base_row(args, 2, b, n, d, "two processes vs one, same global batch, SGD")
     one, wall_one, error = run_training(1, 2 * b, n, d, args, tmp / "one.json", True)
     two, wall_two, error_two = (None, 0.0, "") if one is None else run_training(2, b, n, d, args, tmp / "two.json", True)
     row["wall_s"] = round(wall_one + wall_two, 3)

@@ -73,7 +73,7 @@ def ddp_csv(tmp_path):
                           disposition="passed", sequences_per_s=rate, weak_scaling_efficiency=eff,
                           **sdtw_results.spread([20.0, 21.0, 22.0])))
         w.append(dict(ddp_scaling.base_row(SimpleNamespace(device="cpu", warmup=2), 2, 8, 64, 4,
-                                           "two processes vs one, same global batch"),
+                                           "two processes vs one, same global batch, SGD"),
                       disposition="passed", parameter_max_rel_diff="2e-07", parameter_tol=ddp_scaling.PARAMETER_TOL))
     return tmp_path / "ddp.csv"
 
@@ -92,5 +92,5 @@ def test_summary_reads_the_files(ddp_csv, tmp_path):
     with open(ddp_csv, newline="") as f:
         rates = [r["sequences_per_s"] for r in csv.DictReader(f) if r["sequences_per_s"]]
     assert rates and all(f"| {rate} |" in text for rate in rates)
-    assert "parameters differ by 2e-07" in text
+    assert "(two processes vs one, same global batch, SGD): parameters differ by 2e-07" in text
     assert "Wall time with all GPUs over one GPU (same command, same machine): 0.60" in text
