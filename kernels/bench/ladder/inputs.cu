@@ -1,0 +1,149 @@
+// Rungs a, b and c, each one piece on top of the one before, as the production forward does it:
+// (a) the cost of real D-dimensional float32 inputs read from global memory, squared Euclidean
+// (a block's 32 rows of x broadcast from shared memory, each thread's y row in registers 8 features
+// at a time); (b) R accumulated in float64 (docs/DESIGN.md §3.2); (c) the state the backward needs:
+// the three weights (3 exp2 and a reciprocal instead of 2 exp2) encoded as CellState<float> does and
+// one 4-byte word per cell written to global memory, 128 consecutive bytes per warp and cell.
+#include <cmath>
+#include <string>
+
+#include "ladder.hpp"
+#include "state.cuh"
+#include "tile.cuh"
+
+namespace sdtw::kernels::ladder {
+namespace {
+
+constexpr int kSlice = 8;           // features per slice of y in registers
+constexpr uint32_t kInputRows = 1 << 16;  // rows of x and of y (16 MiB each at D = 64), a power of 2
+
+enum class Piece { kInputs, kFloat64, kState };
+
+// A 16-byte shared-memory load the compiler may not hoist out of the column loop: x stays in shared
+// memory, as in the production cost, instead of taking kRows x kD registers.
+__device__ inline float4 shared_load4(const float* p) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
+  return v;
+}
+
+template <int kD>
+__device__ inline void tile_cost(const float (&xs)[kRows][kD], const float* y_row, float (&c)[kRows]) {
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) c[i] = 0.0f;
+#pragma unroll 2
+  for (int d0 = 0; d0 < kD; d0 += kSlice) {
+    float y[kSlice];
+    const float4 lo = *reinterpret_cast<const float4*>(y_row + d0);
+    const float4 hi = *reinterpret_cast<const float4*>(y_row + d0 + 4);
+    y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const float4 a = shared_load4(&xs[i][d0]), b = shared_load4(&xs[i][d0 + 4]);
+      const float xr[kSlice] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int f = 0; f < kSlice; ++f) {
+        const float diff = xr[f] - y[f];
+        c[i] = fmaf(diff, diff, c[i]);
+      }
+    }
+  }
+}
+
+template <Piece kPiece, int kD>
+__global__ void __launch_bounds__(kThreads, 1) inputs_kernel(const float* x, const float* y, int64_t columns,
+                                                          float exp2_scale, double log2_scale, uint32_t* state,
+                                                          float* out) {
+  using R = std::conditional_t<kPiece == Piece::kInputs, float, double>;
+  using State = detail::CellState<float>;
+  __shared__ __align__(16) float xs[kRows][kD];
+  const int64_t row0 = (blockIdx.x * kRows) & (kInputRows - 1);
+  for (int k = threadIdx.x; k < kRows * kD; k += blockDim.x) xs[k / kD][k % kD] = x[row0 * kD + k];
+  __syncthreads();
+  const int64_t threads = int64_t(gridDim.x) * blockDim.x, tid = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = tid / 32;
+  R r[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) r[i] = INFINITY;
+  R corner = 0.0;
+#pragma unroll 1
+  for (int64_t j = 0; j < columns; ++j) {
+    float c[kRows];
+    tile_cost(xs, y + (static_cast<uint32_t>(tid + j * threads) & (kInputRows - 1)) * kD, c);
+    R diag = corner, up = INFINITY;
+    corner = INFINITY;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const R left = r[i];
+      R v;
+      if constexpr (kPiece == Piece::kState) {
+        const R rmin = fmin(diag, fmin(up, left));
+        const float ed = detail::fast_exp2(static_cast<float>(diag - rmin) * exp2_scale);
+        const float eu = detail::fast_exp2(static_cast<float>(up - rmin) * exp2_scale);
+        const float el = detail::fast_exp2(static_cast<float>(left - rmin) * exp2_scale);
+        const float sum = ed + eu + el;
+        v = (static_cast<R>(c[i]) + rmin) - log2_scale * static_cast<R>(detail::fast_log2(sum));
+        state[((warp * kRows + i) * columns + j) * 32 + lane] = State::encode(ed, eu, el, detail::fast_rcp(sum));
+      } else {
+        v = soft_cell<R>(c[i], diag, up, left, exp2_scale, static_cast<R>(log2_scale));
+      }
+      diag = left;
+      up = v;
+      r[i] = v;
+    }
+  }
+  out[tid] = static_cast<float>(r[kRows - 1]);
+}
+
+const char* label_of(Piece piece) {
+  switch (piece) {
+    case Piece::kInputs: return "+ cost of D-dimensional float32 inputs from global memory";
+    case Piece::kFloat64: return "+ R accumulated in float64";
+    case Piece::kState: return "+ state saved for the backward (weights, 4 B per cell written)";
+  }
+  return "";
+}
+
+template <Piece kPiece, int kD>
+void run_one(const Settings& settings, const float* x, const float* y) {
+  Buffers buf;
+  const auto kernel = inputs_kernel<kPiece, kD>;
+  const Shape shape = fill_device(reinterpret_cast<const void*>(kernel), kThreads, 0, kRows, settings.synthetic_cells);
+  const int64_t threads = int64_t(shape.blocks) * shape.threads, cells = threads * kRows * shape.columns;
+  float* out = buf.alloc<float>(threads);
+  uint32_t* state = kPiece == Piece::kState ? buf.alloc<uint32_t>(cells) : nullptr;
+  const auto times = time_ms([&] {
+    kernel<<<shape.blocks, shape.threads>>>(x, y, shape.columns, -1.4426950408889634f, 0.6931471805599453, state, out);
+  }, settings);
+  const char* rung = kPiece == Piece::kInputs ? "a" : kPiece == Piece::kFloat64 ? "b" : "c";
+  const char* previous = kPiece == Piece::kInputs ? "0" : kPiece == Piece::kFloat64 ? "a" : "b";
+  Rung r{rung, label_of(kPiece), "forward", previous, threads, kRows, shape.columns, kD};
+  r.cells = cells;
+  emit(r, times, settings);
+}
+
+template <int kD>
+void run_dim(const Settings& settings, const float* x, const float* y) {
+  run_one<Piece::kInputs, kD>(settings, x, y);
+  run_one<Piece::kFloat64, kD>(settings, x, y);
+  run_one<Piece::kState, kD>(settings, x, y);
+}
+
+}  // namespace
+
+void run_inputs(const Settings& settings) {
+  Buffers buf;
+  constexpr int kMaxD = 64;
+  float* x = buf.alloc<float>(int64_t(kInputRows) * kMaxD);
+  float* y = buf.alloc<float>(int64_t(kInputRows) * kMaxD);
+  fill_uniform(x, int64_t(kInputRows) * kMaxD, 0x9e3779b9u);
+  fill_uniform(y, int64_t(kInputRows) * kMaxD, 0x85ebca6bu);
+  run_dim<8>(settings, x, y);
+  run_dim<16>(settings, x, y);
+  run_dim<kMaxD>(settings, x, y);
+}
+
+}  // namespace sdtw::kernels::ladder
