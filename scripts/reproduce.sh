@@ -22,16 +22,16 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
 
-PARTS=(build sweep originals step features kernels accuracy gpu-tests sanitizer paper)
+PARTS=(build sweep originals step features kernels ladder accuracy gpu-tests sanitizer paper)
 CPU_PARTS=" build paper "
 cpu_parts() { echo "${CPU_PARTS:1:${#CPU_PARTS}-2}"; }
 # Expected wall time on one H100 in minutes (full, quick), from earlier calls of each tool (sweep
 # 175 s; originals: its config's 200 s budget and the last process; step 57 s; features 283 s at 3
 # reps, here 2; racecheck 159 s on 36 tests, here fewer), the rest estimated, none yet measured as a
-# whole: they add up to 25 and 5 (quick: on a tree already built).
-declare -A MINUTES=([build]=4 [sweep]=3 [originals]=4 [step]=1.5 [features]=4 [kernels]=1.5 [accuracy]=1
-  [gpu-tests]=2 [sanitizer]=3.5 [paper]=0.5)
-declare -A QUICK_MINUTES=([build]=0.2 [sweep]=1 [originals]=0.8 [step]=0.5 [features]=0.5 [kernels]=0.5
+# whole: they add up to 28 and 5.7 (quick: on a tree already built).
+declare -A MINUTES=([build]=4 [sweep]=3 [originals]=4 [step]=1.5 [features]=4 [kernels]=1.5 [ladder]=3
+  [accuracy]=1 [gpu-tests]=2 [sanitizer]=3.5 [paper]=0.5)
+declare -A QUICK_MINUTES=([build]=0.2 [sweep]=1 [originals]=0.8 [step]=0.5 [features]=0.5 [kernels]=0.5 [ladder]=0.7
   [accuracy]=0.5 [gpu-tests]=0.5 [sanitizer]=0.3 [paper]=0.2)
 declare -A WHAT=(
   [build]="configure and build everything (Release, this GPU's CUDA architecture)"
@@ -40,13 +40,14 @@ declare -A WHAT=(
   [step]="pytorch/bench/step.py: the user's training step"
   [features]="pytorch/bench/features.py: cdist, barycenter (quick: --quick)"
   [kernels]="sdtw_kernels_bench (fused vs the cost-tensor DP) + kernels/bench/report.py"
+  [ladder]="sdtw_kernels_ladder (the ceiling to the full step, one piece a rung) + kernels/bench/ladder_report.py"
   [accuracy]="sdtw-bench check --accuracy-csv (as a results file); the kernels' accuracy grid and its known worst input"
   [gpu-tests]="ctest -L gpu, summarised"
   [sanitizer]="compute-sanitizer memcheck, racecheck, synccheck on the kernel tests"
   [paper]="paper/make_paper.py: tables, figures, report.md and OUT/README.md")
 declare -A OUTPUTS=([build]="" [sweep]="paper.csv paper.json paper-quick.csv" [originals]="originals.csv originals.json"
   [step]="step.csv step.md" [features]="features.csv features.md" [kernels]="kernels.csv kernels.md"
-  [accuracy]="grad-accuracy.csv accuracy-grid.csv accuracy.txt" [gpu-tests]="gpu-tests.txt"
+  [ladder]="ladder.csv ladder.md" [accuracy]="grad-accuracy.csv accuracy-grid.csv accuracy.txt" [gpu-tests]="gpu-tests.txt"
   [sanitizer]="sanitizer.txt" [paper]="README.md")
 
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$SELF"; }
@@ -132,6 +133,14 @@ part_kernels() {
   # report.py takes p10 and p90 from the per-repetition runs: no --benchmark_report_aggregates_only.
   py kernels/bench/report.py "$json" --gpu "$(gpu_name)" --driver "$(gpu_driver)" --cuda "$(torch_cuda)" \
     --commit "$COMMIT" --date "$(date -u +%Y-%m-%d)" --csv "$OUT/kernels.csv" >"$OUT/kernels.md"
+}
+
+part_ladder() {
+  local size=() lines=$OUT/logs/ladder.jsonl
+  [ "$QUICK" = 1 ] && size=(--quick)
+  "$BUILD/kernels/bench/sdtw_kernels_ladder" "${size[@]}" >"$lines"
+  py kernels/bench/ladder_report.py "$lines" --gpu "$(gpu_name)" --driver "$(gpu_driver)" --cuda "$(torch_cuda)" \
+    --commit "$COMMIT" --date "$(date -u +%Y-%m-%d)" --csv "$OUT/ladder.csv" >"$OUT/ladder.md"
 }
 
 # The accuracy grid draws a fresh seed per test unless told one: the published grid uses a fixed one,

@@ -26,6 +26,7 @@ for bin in "$work/bin" "$work/nogpu"; do
   stub "$bin/python3" "$out_of"'
 case "$*" in
   *-m\ baselines.originals*) f=originals.csv ;; *step.py*) f=step.csv ;; *features.py*) f=features.csv ;;
+  *ladder_report.py*) prev=; for a in "$@"; do [ "$prev" = --csv ] && out=$(dirname "$a"); prev=$a; done; f=ladder.csv ;;
   *report.py*) prev=; for a in "$@"; do [ "$prev" = --csv ] && out=$(dirname "$a"); prev=$a; done; f=kernels.csv ;;
   *sdtw_results.check_accuracy*) out=$(dirname "$4"); f=$(basename "$4") ;;
   *) exit 0 ;;
@@ -49,6 +50,7 @@ while [ $n -lt 5 ]; do
 done
 echo "sdtw-bench: ran some"'
 stub "$work/build/kernels/bench/sdtw_kernels_bench" 'exit 0'
+stub "$work/build/kernels/bench/sdtw_kernels_ladder" 'echo "{\"device\": \"Fake H100\"}"'
 stub "$work/build/kernels/tests/sdtw_kernels_tests" 'echo "[ accuracy ] N=64 gamma=1 grad_rel_l2=1e-6"; echo "[  PASSED  ] 4 tests."'
 
 run() {  # run NAME PATHDIR ARGS...: reproduce.sh into $work/out; output in $work/NAME.txt, exit status in rc
@@ -61,14 +63,14 @@ run() {  # run NAME PATHDIR ARGS...: reproduce.sh into $work/out; output in $wor
 calls() { grep -c "$1" "$log" || true; }
 state() { awk -F'\t' -v p="$1" '$1 == p { s = $2 } END { print s }' "$work/out/reproduce.tsv"; }
 
-# --list: every part, each within 9 minutes, 25 minutes in all (quick: 5).
+# --list: every part, each within 9 minutes, 28 minutes in all (quick: 5.7).
 run list "$work/nogpu" --list
 [ $rc = 0 ] || fail "--list exits $rc"
-for p in build sweep originals step features kernels accuracy gpu-tests sanitizer paper; do
+for p in build sweep originals step features kernels ladder accuracy gpu-tests sanitizer paper; do
   grep -q "^$p " "$work/list.txt" || fail "--list lacks $p"
 done
 awk '$2 ~ /min$/ && ($2 + 0 > 9 || $3 + 0 > 9) { bad = 1 } END { exit bad }' "$work/list.txt" || fail "a part over 9 minutes"
-grep -q 'expected in total on one H100: 25 min (quick: 5 min)' "$work/list.txt" || fail "--list total: $(tail -1 "$work/list.txt")"
+grep -q 'expected in total on one H100: 28 min (quick: 5.7 min)' "$work/list.txt" || fail "--list total: $(tail -1 "$work/list.txt")"
 
 # Without a GPU: a clear refusal, nothing run; --cpu runs build and paper only.
 run nogpu "$work/nogpu"
@@ -122,10 +124,11 @@ SLEEP=5 SDTW_PART_LIMIT_S=1 COMMIT=fade333333 run slow "$work/bin" --part sweep
 # --quick: the small configs.
 rm -rf "$work/out"
 : >"$log"
-run quick "$work/bin" --quick --part sweep,originals,step,paper
+run quick "$work/bin" --quick --part sweep,originals,step,ladder,paper
 [ $rc = 0 ] || fail "--quick exits $rc: $(cat "$work/quick.txt")"
 grep -q 'sdtw-bench --sweep configs/paper-quick.yaml' "$log" || fail "--quick sweep: $(grep sdtw-bench "$log")"
 grep -q 'python3 -m baselines.originals --quick' "$log" || fail "--quick originals"
+grep -q 'sdtw_kernels_ladder --quick' "$log" || fail "--quick ladder"
 grep -q 'python3 pytorch/bench/step.py --out .* --no-compile' "$log" || fail "--quick step without torch.compile"
 grep -q "make_paper.py --results $work/out --sweep $work/out/paper-quick.csv" "$log" || fail "--quick paper"
 
@@ -137,10 +140,11 @@ run all "$work/bin"
 grep -q 'written by no part, so not measured at this commit: chain_probe.txt $' "$work/all.txt" ||
   fail "a file no part writes was not named: $(tail -3 "$work/all.txt")"
 [ $rc = 0 ] || fail "all parts exit $rc: $(cat "$work/all.txt")"
-for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv features.csv kernels.csv gpu-tests.txt sanitizer.txt; do
+for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv features.csv kernels.csv ladder.csv gpu-tests.txt \
+  sanitizer.txt; do
   [ -s "$work/out/$f" ] || fail "all parts: $f not written"
 done
-[ "$(grep -cE '^[a-z-]+ +done ' "$work/all.txt")" = 10 ] || fail "all parts summary: $(tail -12 "$work/all.txt")"
+[ "$(grep -cE '^[a-z-]+ +done ' "$work/all.txt")" = 11 ] || fail "all parts summary: $(tail -12 "$work/all.txt")"
 grep -q 'ERROR SUMMARY: 0 errors' "$work/out/sanitizer.txt" || fail "sanitizer summary: $(cat "$work/out/sanitizer.txt")"
 grep -q "python3 paper/results_readme.py $work/out" "$log" || fail "the results README was not rewritten at the end"
 grep -q 'python3 -m baselines.originals --config configs/originals-reproduce.yaml' "$log" || fail "originals command"
@@ -150,6 +154,7 @@ grep -q 'sdtw-bench check --seed 1 --accuracy-csv .*/logs/check-accuracy.csv' "$
 grep -q 'python3 -m sdtw_results.check_accuracy .*/logs/check-accuracy.csv .*/grad-accuracy.csv --seed 1' "$log" ||
   fail "the check's table is not rewritten as a results file"
 grep -q 'python3 kernels/bench/report.py .* --driver .* --cuda ' "$log" || fail "kernels report command"
+grep -q 'python3 kernels/bench/ladder_report.py .*/logs/ladder.jsonl .* --csv .*/ladder.csv' "$log" || fail "ladder report command"
 grep -q 'sdtw_kernels_tests --gtest_filter=\*AccuracyGrid\*/2' "$log" || fail "known worst input not replayed"
 
 checks_done reproduce.sh
