@@ -122,6 +122,16 @@ def markdown(device, rows, commit, date):
                    f"{worst['loss']:.2f}x against rung {prev['rung']} at {point_text(prev)}.**")
     else:
         out.append("No rung has a previous rung measured in this run.")
+    points = {}
+    for r in rows:
+        if r["rung"] not in SYNTHETIC and r["loss"] is not None:
+            points.setdefault((r["B"], r["N"], r["D"], r["mode"] == "cdist"), []).append(r)
+    if points:
+        out.append("\nAt each point of the production kernels, the rung that loses most:\n")
+        for point_rows in points.values():
+            r = loses_most(point_rows)
+            out.append(f"- B{r['B']} N{r['N']} D{r['D']}{' (cdist)' if r['mode'] == 'cdist' else ''}: rung {r['rung']} "
+                       f"({r['label']}), {r['loss']:.2f}x")
     return "\n".join(out) + "\n"
 
 

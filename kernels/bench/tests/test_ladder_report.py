@@ -109,6 +109,9 @@ def test_the_markdown_names_the_rung_that_loses_most(run):
     assert "**Loses most: rung d (rung d) at B16 N128 D8, 16.00x against rung b at 1048576 threads x 32 x 32, D 8.**" in md
     assert "| g (step) | rung g | B16 N128 D8, band 32, lengths |" in md
     assert "| 0.50 |" in md
+    # per point, the largest loss among its production rungs
+    assert "- B16 N128 D8: rung d (rung d), 16.00x" in md and "- B4096 N128 D8 (cdist): rung d (rung d), 2.00x" in md
+    assert "B16 N128 D16:" not in md  # its only rung has no previous rung here
 
 
 def test_fewer_than_five_repetitions_are_refused():
