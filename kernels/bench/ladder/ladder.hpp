@@ -18,8 +18,8 @@ using bench::check;
 
 struct Settings {
   bool quick = false;
-  int warmup = 2;
-  int reps = 7;
+  int warmup = 3;
+  int reps = 10;
   int64_t synthetic_cells = int64_t(1) << 29;  // cells of each synthetic rung's one configuration
 };
 
