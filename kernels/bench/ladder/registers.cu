@@ -45,7 +45,8 @@ __global__ void __launch_bounds__(kThreads) ceiling_kernel(int64_t columns, floa
         v = c + fminf(diag, fminf(up, left));
       } else {
         // E(cell) = sum over its successors of E(s) exp((R(cell) + c(s) - R(s)) / gamma): the
-        // exponents' arguments stand in as cost differences, the arithmetic is the cell's.
+        // exponents' arguments stand in as cost differences, and the sweep runs the forward's way:
+        // neither changes the cell's arithmetic.
         v = diag * fast_exp2((c - x[i]) * exp2_scale) + up * fast_exp2((c - y) * exp2_scale) +
             left * fast_exp2((x[i] - c) * exp2_scale);
       }
