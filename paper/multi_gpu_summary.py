@@ -37,6 +37,9 @@ def ddp_section(rows, meta):
             if r["time_ms_median"] else "-"
         lines.append(f"| {r['B']} | {r['N']} | {r['D']} | {r['processes']} | {spread} | {r['sequences_per_s'] or '-'} | "
                      f"{r['weak_scaling_efficiency'] or '-'} | {r['disposition']} {r['message']} |")
+    if not any(r["mode"].startswith("two processes") for r in rows):
+        lines += ["", "The one-vs-two-process parameter check has no row in ddp.csv: it did not finish "
+                  "(see the run's console)."]
     for r in rows:
         if r["mode"].startswith("two processes"):
             lines += ["", f"Two processes on one global batch of {2 * int(r['B'])} sequences (B {r['B']} each) against "

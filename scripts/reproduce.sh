@@ -25,12 +25,11 @@ source scripts/common.sh
 PARTS=(build sweep originals step features kernels ladder accuracy gpu-tests sanitizer paper)
 CPU_PARTS=" build paper "
 cpu_parts() { echo "${CPU_PARTS:1:${#CPU_PARTS}-2}"; }
-# Expected wall time on one H100 in minutes (full, quick), from earlier calls of each tool (sweep
-# 175 s; originals: its config's 200 s budget and the last process; step 57 s; features 283 s at 3
-# reps, here 2; racecheck 159 s on 36 tests, here fewer), the rest estimated, none yet measured as a
-# whole: they add up to 28 and 5.7 (quick: on a tree already built).
-declare -A MINUTES=([build]=4 [sweep]=3 [originals]=4 [step]=1.5 [features]=4 [kernels]=1.5 [ladder]=3
-  [accuracy]=1 [gpu-tests]=2 [sanitizer]=3.5 [paper]=0.5)
+# Expected wall time on one H100 in minutes (full, quick): the full ones round up each part's wall
+# time in results/h100/reproduce.tsv (a whole run), the quick ones are estimates; they add up to
+# 20.5 and 5.7 (quick: on a tree already built).
+declare -A MINUTES=([build]=2 [sweep]=3 [originals]=4 [step]=1 [features]=3 [kernels]=1 [ladder]=0.5
+  [accuracy]=1 [gpu-tests]=2 [sanitizer]=2.5 [paper]=0.5)
 declare -A QUICK_MINUTES=([build]=0.2 [sweep]=1 [originals]=0.8 [step]=0.5 [features]=0.5 [kernels]=0.5 [ladder]=0.7
   [accuracy]=0.5 [gpu-tests]=0.5 [sanitizer]=0.3 [paper]=0.2)
 declare -A WHAT=(

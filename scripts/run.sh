@@ -3,7 +3,7 @@
 # `build`), then runs the paper sweep on a GPU (configs/paper.yaml) or, without one, the CPU sweep
 # (configs/cpu.yaml) into a fresh run folder, and prints a readable table of the results at the end.
 #   scripts/run.sh                         # runs/<date>-<commit>[-dirty]/ (a new folder each call)
-#   scripts/run.sh --resume                # goes on in the newest folder under runs/ (a finished
+#   scripts/run.sh --resume                # goes on in the folder under runs/ changed last (a finished
 #                                          # sweep prints its table)
 #   scripts/run.sh --resume runs/X         # goes on in that folder
 #   scripts/run.sh --publish               # and then copies the sweep's .csv/.json to results/<gpu>/
@@ -41,7 +41,8 @@ fi
 
 # The run folder: a new one named by date and commit, or the one to resume.
 if [ "$resume" = latest ]; then
-  out=$( (find runs -mindepth 1 -maxdepth 1 -type d 2>/dev/null || true) | sort | tail -1)
+  # The folder changed last, not the last by name: names of one day sort by commit, not by time.
+  out=$( (find runs -mindepth 1 -maxdepth 1 -type d -printf '%T@ %p\n' 2>/dev/null || true) | sort -n | tail -1 | cut -d' ' -f2-)
   [ -n "$out" ] || { echo "sdtw: run.sh --resume: no run folder under runs/ (run without --resume first)" >&2; exit 2; }
 elif [ -n "$resume" ]; then
   out=${resume%/}

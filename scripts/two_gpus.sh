@@ -43,14 +43,17 @@ if [ $skip_tests = 0 ]; then
   ctest --test-dir "$build" -j 4 --timeout 900 --output-on-failure >"$out/ctest.log" 2>&1 || status=1
   {
     echo "ctest at ${SDTW_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)} on $count x $(nvidia-smi --query-gpu=name --format=csv,noheader -i 0), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    grep -E "tests passed|tests failed|Total Test time" "$out/ctest.log"
+    # The last summary line is ctest's own: a test's output may hold such lines too.
+    grep -E "tests passed, [0-9]+ tests failed out of" "$out/ctest.log" | tail -1
+    grep -E "^Total Test time" "$out/ctest.log" | tail -1
     grep -E "^\s*[0-9]+/[0-9]+ Test +#" "$out/ctest.log" | sed -E 's/ +/ /g'
     grep -E "multi_device|PASSED|SKIPPED|passed|skipped" "$out/ctest.log" | grep -i "multi_device" | head -20
   } >"$out/ctest.txt"
   # The failures' output stays beside the summary; the passing tests' output is not kept.
-  if ! grep -q " 0 tests failed" "$out/ctest.log"; then
+  if ! grep -E "tests passed, [0-9]+ tests failed out of" "$out/ctest.log" | tail -1 | grep -q " 0 tests failed"; then
     awk '/The following tests FAILED/,0' "$out/ctest.log" >>"$out/ctest.txt"
-    grep -B2 -A40 -E "\*\*\*Failed" "$out/ctest.log" | head -400 >"$out/ctest-failures.txt"
+    { echo "the failed tests' output (ctest --output-on-failure), from the run in ctest.txt"
+      grep -B2 -A40 -E "\*\*\*Failed" "$out/ctest.log" | head -400; } >"$out/ctest-failures.txt"
   fi
   mv "$out/ctest.log" "${TMPDIR:-/tmp}/two_gpus_ctest.log"
   tail -n +2 "$out/ctest.txt" | head -3

@@ -44,9 +44,10 @@ TEST_F(BenchCli, ProfileRefusesBadSizesAndCounts) {
       {"--bandwidth nan", {"--bandwidth", "must be a number"}},
       {"--device cuda", {"--device cuda", "CUDA"}},
   };
+  // With no GPU visible, as in CI: where one is, --device cuda is refused for reference_cpu instead.
   for (const auto& [args, fragments] : cases) {
     SCOPED_TRACE(args);
-    expect_refused(bench(base + args), out, fragments);
+    expect_refused(bench(base + args, "CUDA_VISIBLE_DEVICES="), out, fragments);
     EXPECT_EQ(out.find("rep 1:"), std::string::npos) << out;
   }
   // A point far larger than the machine: refused with the sweep's estimate, nothing allocated.

@@ -16,6 +16,10 @@ cp -r "$src/configs" "$repo/configs"
 printf '#!/bin/sh\nexit 0\n' >"$work/bin/cmake"
 printf '#!/bin/sh\ncase "$*" in -L) echo "GPU 0: Fake (UUID: x)" ;; *compute_cap*) echo 9.0 ;; *name*) echo "NVIDIA H100 80GB HBM3" ;; esac\n' \
   >"$work/gpu/nvidia-smi"
+# The machine without a GPU has nvidia-smi failing, as where a GPU machine runs this test: the real
+# one in /usr/bin must not be found.
+printf '#!/bin/sh\necho "NVIDIA-SMI has failed: no NVIDIA driver" >&2\nexit 9\n' >"$work/bin/nvidia-smi"
+chmod +x "$work/bin/nvidia-smi"
 cp "$work/bin/cmake" "$work/gpu/cmake"
 cp "$work/bin/cmake" "$work/bin/python3"  # no torch to find: the build is faked
 cp "$work/bin/cmake" "$work/gpu/python3"
@@ -53,14 +57,15 @@ run second "$work/bin"
 grep -q 'ran 1,' "$work/second.txt" || fail "second run measured nothing"
 [ ! -e "$repo/results" ] || fail "a run without --publish wrote results/"
 
-# --resume: the newest folder; once finished, the file's table.
+# --resume: the folder changed last (not the last by name); once finished, the file's table.
+mkdir "$repo/runs/zzzz-older" && touch -d '2001-01-01' "$repo/runs/zzzz-older"
 run resume1 "$work/bin" --resume
 grep -q "ran 1, skipped 1" "$work/resume1.txt" || fail "--resume did not go on: $(cat "$work/resume1.txt")"
 run resume2 "$work/bin" --resume
 grep -q "TABLE runs/$today-0123456-2/cpu.csv 2 rows" "$work/resume2.txt" ||
   fail "a finished sweep did not print its table: $(cat "$work/resume2.txt")"
 run resumedir "$work/bin" --resume "runs/$today-0123456"
-grep -q "ran 1, skipped 1" "$work/resumedir.txt" && [ "$(ls "$repo/runs" | wc -l)" = 2 ] ||
+grep -q "ran 1, skipped 1" "$work/resumedir.txt" && [ "$(ls "$repo/runs" | wc -l)" = 3 ] ||
   fail "--resume DIR: $(cat "$work/resumedir.txt")"
 
 # A modified tree is named in the folder; on a GPU, paper.yaml, and --publish copies to results/h100/.

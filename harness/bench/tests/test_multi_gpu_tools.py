@@ -2,6 +2,7 @@
 sweep_gpus.py's comparison of two result files, and paper/multi_gpu_summary.py's tables from files
 as the tools write them. (The torchrun runs themselves need the GPUs: scripts/two_gpus.sh.)"""
 import csv
+import math
 import importlib.util
 from pathlib import Path
 from types import SimpleNamespace
@@ -60,6 +61,15 @@ def test_parameter_difference_is_relative_to_the_largest_parameter():
     assert ddp_scaling.max_relative_difference(a, [[1.0, -4.0], [0.5 + 4e-4]]) == pytest.approx(1e-4)
 
 
+def test_a_diverged_or_mismatched_run_is_no_agreement():
+    a = [[1.0, -4.0], [0.5]]
+    for b in ([[1.0, float("nan")], [0.5]], [[1.0, -4.0], [float("inf")]], [[1.0, -4.0]]):
+        diff = ddp_scaling.max_relative_difference(a, b)
+        assert math.isnan(diff) and not diff <= ddp_scaling.PARAMETER_TOL
+    assert math.isnan(ddp_scaling.max_relative_difference([[float("nan")]], [[float("nan")]]))
+    assert ddp_scaling.max_relative_difference([[0.0, 0.0]], [[0.0, 3e-5]]) == pytest.approx(3e-5)
+
+
 @pytest.fixture
 def ddp_csv(tmp_path):
     """ddp.csv as ddp_scaling.py writes it (its writer, its extra columns), with made-up times."""
@@ -94,3 +104,10 @@ def test_summary_reads_the_files(ddp_csv, tmp_path):
     assert rates and all(f"| {rate} |" in text for rate in rates)
     assert "(two processes vs one, same global batch, SGD): parameters differ by 2e-07" in text
     assert "Wall time with all GPUs over one GPU (same command, same machine): 0.60" in text
+
+
+def test_a_missing_parameter_check_is_said(ddp_csv):
+    rows, sidecar = sdtw_results.read_results(ddp_csv)
+    scaling = [r for r in rows if r["mode"].startswith("weak-scaling")]
+    assert "parameter check has no row" in "\n".join(summary.ddp_section(scaling, sidecar["metadata"]))
+    assert "parameter check has no row" not in "\n".join(summary.ddp_section(rows, sidecar["metadata"]))

@@ -24,8 +24,9 @@ grids:
 def sweep(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sweep")
     (tmp / "tiny.yaml").write_text(CONFIG)
+    # No GPU visible, as in CI, so that the metadata below is a CPU machine's on a GPU machine too.
     proc = subprocess.run([EXE, "sweep", str(tmp / "tiny.yaml"), "--out", str(tmp / "out"), "--no-table"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return sdtw_results.read_results(tmp / "out/tiny.csv")
 
