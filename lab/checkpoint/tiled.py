@@ -101,9 +101,9 @@ class Borders:
 
 
 class Rim:
-    """Products E(s) w(s <- c) handed into a tile's last row and last column by the tiles below,
-    right and below-right: row_from_diag[-1] (the corner cell's diagonal successor) comes from the
-    below-right tile's first cell, the column's diagonal products stop one row short of it."""
+    """Products E(s) w(s <- c) handed into a tile's last row (by the tile below) and last column (by
+    the tile right). row_from_diag[-1], the corner cell's diagonal product, comes from the tile
+    below-right; the column's diagonal products cover all its rows but the last."""
 
     def __init__(self, h, w):
         self.row_from_diag, self.row_from_below = np.zeros(w), np.zeros(w)
@@ -204,7 +204,7 @@ def soft_dtw(cost, gamma, S, bandwidth=None, n=None, m=None, border_dtype=np.flo
         for (ti, tj), R in in_flight.items():
             i0, i1, j0, j1 = tiles.span(ti, tj)
             rim = rims.pop((ti, tj), None)
-            if rim is None:  # the last tile: nothing below or right of it
+            if rim is None:  # nothing handed in: the last tile
                 rim = Rim(i1 - i0, j1 - j0)
             else:
                 ledger.free("products", rim.size())
