@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sdtw/reference/second_order.hpp"
 #include "sdtw/reference/soft_dtw.hpp"
 #include "sdtw/reference/sqeuclidean.hpp"
 
@@ -82,6 +83,30 @@ SqEuclideanBatchResult soft_dtw_sqeuclidean_batch(const double* x, const double*
       put(r.grad.x, out.grad_x.data() + b * s.n * s.dim, s.dim);
       put(r.grad.y, out.grad_y.data() + b * s.m * s.dim, s.dim);
     }
+  }
+  return out;
+}
+
+}  // namespace sdtw::reference
+
+namespace sdtw::reference {
+
+CostBatchHessianProduct soft_dtw_hessian_product_cost_batch(const double* D, const double* Z, const BatchShape& s,
+                                                            const Options& options) {
+  check_shape(s);
+  CostBatchHessianProduct out;
+  out.values.resize(s.batch);
+  out.value_dots.resize(s.batch);
+  out.E.assign(s.batch * s.n * s.m, 0.0);
+  out.E_dot.assign(s.batch * s.n * s.m, 0.0);
+  for (long b = 0; b < s.batch; ++b) {
+    const long n = pair_length(s.x_len, b, s.n, "x_len"), m = pair_length(s.y_len, b, s.m, "y_len");
+    const long offset = b * s.n * s.m;
+    const SoftDtwHessianProduct h = soft_dtw_hessian_product(take(D + offset, n, m, s.m), take(Z + offset, n, m, s.m), options);
+    out.values[b] = h.value;
+    out.value_dots[b] = h.value_dot;
+    put(h.E, out.E.data() + offset, s.m);
+    put(h.E_dot, out.E_dot.data() + offset, s.m);
   }
   return out;
 }

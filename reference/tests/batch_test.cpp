@@ -98,3 +98,34 @@ INSTANTIATE_TEST_SUITE_P(GammasAndBands, Batch,
 
 }  // namespace
 }  // namespace sdtw::test
+
+namespace sdtw::test {
+namespace {
+
+// NaN in the padding of D and Z: a pair that read past its lengths would turn NaN.
+TEST_P(Batch, HessianProductCostBatchMatchesPerPairCalls) {
+  const Options options = GetParam().options;
+  Matrix Dall = random_matrix(B * N, M, 16, 0.0, 2.0), Zall = random_matrix(B * N, M, 17);
+  for (long b = 0; b < B; ++b)
+    for (long i = 0; i < N; ++i)
+      for (long j = 0; j < M; ++j)
+        if (i >= kXLen[b] || j >= kYLen[b]) Dall(b * N + i, j) = Zall(b * N + i, j) = std::nan("");
+  const std::vector<double> D(Dall.data(), Dall.data() + Dall.size()), Z(Zall.data(), Zall.data() + Zall.size());
+  const auto out = reference::soft_dtw_hessian_product_cost_batch(D.data(), Z.data(), {B, N, M, 1, kXLen, kYLen}, options);
+  ASSERT_EQ(out.E_dot.size(), size_t(B * N * M));
+  for (long b = 0; b < B; ++b) {
+    SCOPED_TRACE(b);
+    const auto pair = reference::soft_dtw_hessian_product(slab(D, b, N, M).topLeftCorner(kXLen[b], kYLen[b]),
+                                                          slab(Z, b, N, M).topLeftCorner(kXLen[b], kYLen[b]), options);
+    const Matrix E = slab(out.E, b, N, M), E_dot = slab(out.E_dot, b, N, M);
+    EXPECT_TRUE(close(out.values[b], pair.value, 1e-12));
+    EXPECT_TRUE(close(out.value_dots[b], pair.value_dot, 1e-12));
+    EXPECT_TRUE(close(Matrix(E.topLeftCorner(kXLen[b], kYLen[b])), pair.E, 1e-12));
+    EXPECT_TRUE(close(Matrix(E_dot.topLeftCorner(kXLen[b], kYLen[b])), pair.E_dot, 1e-12));
+    EXPECT_TRUE(padding_is_zero(E, kXLen[b], kYLen[b]));
+    EXPECT_TRUE(padding_is_zero(E_dot, kXLen[b], kYLen[b]));
+  }
+}
+
+}  // namespace
+}  // namespace sdtw::test

@@ -89,3 +89,23 @@ TEST(InvalidInput, BatchLengthsOutOfRange) {
 
 }  // namespace
 }  // namespace sdtw::test
+
+namespace sdtw::test {
+namespace {
+
+TEST(InvalidInput, SecondOrderDirectionAndDilateArguments) {
+  const Matrix D = random_matrix(3, 4, 41, 0.0, 1.0), Z = random_matrix(3, 4, 42);
+  Matrix Zbad = Z;
+  Zbad(1, 2) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Zbad, {}); }, "Z(1, 2)"));
+  EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Matrix::Zero(4, 3), {}); }, "Z must have the shape of D"));
+  EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Z, {0.0, {}}); }, "gamma"));
+  EXPECT_TRUE(rejects([&] { reference::dilate(D, Matrix::Zero(3, 3), 0.5, {}); }, "Omega must have the shape of D"));
+  EXPECT_TRUE(rejects([&] { reference::dilate(D, Zbad, 0.5, {}); }, "Omega(1, 2)"));
+  for (double alpha : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()})
+    EXPECT_TRUE(rejects([&] { reference::dilate(D, Z, alpha, {}); }, "alpha must be in [0, 1]"));
+  EXPECT_TRUE(rejects([] { reference::dilate_omega(0, 3); }, "Omega must be non-empty"));
+}
+
+}  // namespace
+}  // namespace sdtw::test

@@ -25,6 +25,16 @@ M = [
  ("M14 backward skips the diagonal predecessor", "src/soft_dtw.cpp", "      E(i - 1, j - 1) += E(i, j) * w[0];\n", ""),
  ("M16 backward weights not normalised", "src/soft_dtw.cpp", "return {wa / s, wb / s, wc / s};", "return {wa, wb, wc};"),
  ("M15 batch gradient padding not cleared (grad_x written past x_len)", "src/batch.cpp", "out.grad_x.assign(s.batch * s.n * s.dim, 0.0);", "out.grad_x.assign(s.batch * s.n * s.dim, 1.0);"),
+ ("S1 second order: sign of one weight derivative", "src/second_order.cpp", "e * w[0] / g * (mean - rdot[0])", "e * w[0] / g * (rdot[0] - mean)"),
+ ("S2 second order: product rule drops E_dot(s) w for the up predecessor", "src/second_order.cpp", "edot * w[1] + e * w[1]", "e * w[1]"),
+ ("S3 second order: weight derivative without 1 / gamma", "src/second_order.cpp", "e * w[2] / g * (mean", "e * w[2] * (mean"),
+ ("S4 second order: Rdot skips the diagonal predecessor", "src/second_order.cpp", "w[0] * Rdot(i - 1, j - 1) + ", ""),
+ ("S5 second order: Rdot forgets Z", "src/second_order.cpp", "Z(i - 1, j - 1) + w[0]", "w[0]"),
+ ("S6 second order: weighted mean of Rdot skips the left predecessor", "src/second_order.cpp", " + w[2] * rdot[2];", ";"),
+ ("S7 DILATE: gradient drops the (1 - alpha) of the temporal term", "src/dilate.cpp", "(1.0 - alpha) * h.E_dot", "h.E_dot"),
+ ("S8 DILATE: Omega divided by N M instead of N^2", "src/dilate.cpp", "static_cast<double>(n) * static_cast<double>(n)", "static_cast<double>(n) * static_cast<double>(m)"),
+ ("S9 DILATE: alpha weights the temporal term", "src/dilate.cpp", "alpha * h.value + (1.0 - alpha) * temporal", "(1.0 - alpha) * h.value + alpha * temporal"),
+ ("S10 batch second order writes E_dot at the pair's own stride", "src/batch.cpp", "put(h.E_dot, out.E_dot.data() + offset, s.m)", "put(h.E_dot, out.E_dot.data() + offset, m)"),
 ]
 results = []
 for name, f, old, new in M:
