@@ -4,3 +4,5 @@
 #include "sdtw/reference/problem.hpp"
 #include "sdtw/reference/soft_dtw.hpp"
 #include "sdtw/reference/sqeuclidean.hpp"
+#include "sdtw/reference/constraints.hpp"
+#include "sdtw/reference/variants.hpp"
