@@ -22,6 +22,8 @@ void check_lengths(long n, long m) {
 double round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
 
 // Python's a[start:stop] = True on one column of `rows` cells: negative bounds count from the end.
+// They arise only for max_slope < 1; for N, M < 30 those masks are refused whether the slice wraps
+// or clamps (checked against a transcription of tslearn), so this only keeps the two identical.
 void set_slice(Mask& mask, long column, long start, long stop) {
   const long rows = mask.rows();
   if (start < 0) start = std::max(0L, start + rows);

@@ -47,6 +47,10 @@ TEST(Constraints, ItakuraSlopeTwoByHand) {
   EXPECT_EQ(reference::itakura_mask(5, 5, 2.0), literal({"10000", "01100", "01110", "00110", "00001"}));
   EXPECT_EQ(reference::itakura_mask(4, 6, 2.0), literal({"100000", "011100", "001110", "000001"}));
   EXPECT_EQ(reference::itakura_mask(6, 4, 2.0), literal({"1000", "0100", "0110", "0110", "0010", "0001"}));
+  // Row 5 of column 2 is kept only through the rounding: the upper side 7 - 0.4 * 7 + 0.4 * 2
+  // evaluates to just below 5 in float64, and rounds to 5.00 before floor(+ 1).
+  EXPECT_EQ(reference::itakura_mask(8, 8, 2.5), literal({"10000000", "01100000", "01111100", "00111100", "00111100",
+                                                        "00111110", "00000110", "00000001"}));
   // Slope 1 leaves the diagonal only.
   EXPECT_EQ(reference::itakura_mask(5, 5, 1.0), reference::diagonal_mask(5, 5));
 }

@@ -60,6 +60,25 @@ TEST(Variants, GammaZeroBreaksTiesAsHardDtw) {
     }
 }
 
+// Negative costs make (i-1, j) and (i, j-1) tie below the diagonal: (i-1, j) wins, as in hard_dtw.
+TEST(Variants, GammaZeroBreaksUpLeftTiesAsHardDtw) {
+  Matrix D(2, 2);
+  D << 0.0, -1.0, -1.0, 0.0;
+  const auto r = reference::soft_dtw_variant(D, {0.0, 0.0, false});
+  EXPECT_EQ(r.E, path_alignment(reference::hard_dtw(D), 2, 2));
+  Matrix want(2, 2);
+  want << 1.0, 1.0, 0.0, 1.0;
+  EXPECT_EQ(r.E, want);
+}
+
+// Equal ends at gamma = 0 go to the first column, the path hard_dtw's order then picks.
+TEST(Variants, GammaZeroSubsequenceEndTiesGoToTheFirstColumn) {
+  const auto r = reference::soft_dtw_variant(Matrix::Zero(3, 4), {0.0, 0.0, true});
+  EXPECT_EQ(r.expected_end, 0.0);
+  EXPECT_EQ(r.E.col(0), reference::Vector::Ones(3));
+  EXPECT_EQ(r.E.sum(), 3.0);
+}
+
 // sdtw lies in [dtw - gamma log(paths), dtw], and each entry of E differs from the optimal path's
 // by at most (paths - 1) exp(-gap / gamma), gap being the second-cheapest path's extra cost.
 TEST(Variants, SoftConvergesToGammaZero) {
