@@ -45,10 +45,8 @@ Mask sakoe_chiba_mask(long n, long m, long radius) {
   Mask mask = Mask::Constant(n, m, false);
   const long shorter = std::min(n, m), longer = std::max(n, m), width = longer - shorter + radius;
   for (long k = 0; k < shorter; ++k)
-    for (long l = std::max(0L, k - radius); l <= std::min(longer - 1, k + width); ++l) {
-      if (n > m) mask(l, k) = true;
-      else mask(k, l) = true;
-    }
+    for (long l = std::max(0L, k - radius); l <= std::min(longer - 1, k + width); ++l)
+      (n > m ? mask(l, k) : mask(k, l)) = true;
   return mask;
 }
 
@@ -65,7 +63,8 @@ Mask itakura_mask(long n, long m, double max_slope) {
   for (long j = 0; j < m; ++j) {
     const double jd = static_cast<double>(j), last_i = static_cast<double>(n - 1), last_j = static_cast<double>(m - 1);
     const double lower = std::ceil(std::max(round2(shallow * jd), round2(last_i - steep * last_j + steep * jd)));
-    const double upper = std::floor(std::min(round2(steep * jd), round2(last_i - shallow * last_j + shallow * jd)) + 1.0);
+    const double upper =
+        std::floor(std::min(round2(steep * jd), round2(last_i - shallow * last_j + shallow * jd)) + 1.0);
     set_slice(mask, j, static_cast<long>(lower), static_cast<long>(upper));
   }
   const auto infeasible = [&](const std::string& what) {

@@ -101,7 +101,8 @@ VariantResult soft_dtw_variant(const Matrix& D, const VariantOptions& options) {
   for (long i = N; i >= 1; --i)
     for (long j = M; j >= 1; --j) {
       if (R(i, j) == kInf || E(i, j) == 0.0) continue;
-      const auto w = move_weights(R(i - 1, j - 1), R(i - 1, j) + options.warp, R(i, j - 1) + options.warp, options.gamma);
+      const auto w =
+          move_weights(R(i - 1, j - 1), R(i - 1, j) + options.warp, R(i, j - 1) + options.warp, options.gamma);
       E(i - 1, j - 1) += E(i, j) * w[0];
       E(i - 1, j) += E(i, j) * w[1];
       E(i, j - 1) += E(i, j) * w[2];

@@ -37,8 +37,7 @@ TEST(Constraints, SakoeChibaWidensByTheLengthDifference) {
 TEST(Constraints, ItakuraMatchesTslearnDocExamples) {
   // compute_mask(4, 4, itakura_max_slope=2) and itakura_mask(6, 6, max_slope=3).
   EXPECT_EQ(reference::itakura_mask(4, 4, 2.0), literal({"1000", "0110", "0110", "0001"}));
-  EXPECT_EQ(reference::itakura_mask(6, 6, 3.0),
-            literal({"100000", "011100", "011110", "011110", "001110", "000001"}));
+  EXPECT_EQ(reference::itakura_mask(6, 6, 3.0), literal({"100000", "011100", "011110", "011110", "001110", "000001"}));
 }
 
 // Worked by hand from the bounds: slope 2 and 1/2 through (0, 0) and (4, 4), per column j
@@ -49,8 +48,8 @@ TEST(Constraints, ItakuraSlopeTwoByHand) {
   EXPECT_EQ(reference::itakura_mask(6, 4, 2.0), literal({"1000", "0100", "0110", "0110", "0010", "0001"}));
   // Row 5 of column 2 is kept only through the rounding: the upper side 7 - 0.4 * 7 + 0.4 * 2
   // evaluates to just below 5 in float64, and rounds to 5.00 before floor(+ 1).
-  EXPECT_EQ(reference::itakura_mask(8, 8, 2.5), literal({"10000000", "01100000", "01111100", "00111100", "00111100",
-                                                        "00111110", "00000110", "00000001"}));
+  EXPECT_EQ(reference::itakura_mask(8, 8, 2.5),
+            literal({"10000000", "01100000", "01111100", "00111100", "00111100", "00111110", "00000110", "00000001"}));
   // Slope 1 leaves the diagonal only.
   EXPECT_EQ(reference::itakura_mask(5, 5, 1.0), reference::diagonal_mask(5, 5));
 }
@@ -87,12 +86,14 @@ long cells_on_no_path(const Mask& mask) {
   Mask from_start = Mask::Constant(N, M, false), to_end = Mask::Constant(N, M, false);
   for (long i = 0; i < N; ++i)
     for (long j = 0; j < M; ++j)
-      from_start(i, j) = mask(i, j) && ((i == 0 && j == 0) || (i > 0 && from_start(i - 1, j)) ||
-                                        (j > 0 && from_start(i, j - 1)) || (i > 0 && j > 0 && from_start(i - 1, j - 1)));
+      from_start(i, j) =
+          mask(i, j) && ((i == 0 && j == 0) || (i > 0 && from_start(i - 1, j)) || (j > 0 && from_start(i, j - 1)) ||
+                         (i > 0 && j > 0 && from_start(i - 1, j - 1)));
   for (long i = N - 1; i >= 0; --i)
     for (long j = M - 1; j >= 0; --j)
-      to_end(i, j) = mask(i, j) && ((i == N - 1 && j == M - 1) || (i + 1 < N && to_end(i + 1, j)) ||
-                                    (j + 1 < M && to_end(i, j + 1)) || (i + 1 < N && j + 1 < M && to_end(i + 1, j + 1)));
+      to_end(i, j) =
+          mask(i, j) && ((i == N - 1 && j == M - 1) || (i + 1 < N && to_end(i + 1, j)) ||
+                         (j + 1 < M && to_end(i, j + 1)) || (i + 1 < N && j + 1 < M && to_end(i + 1, j + 1)));
   return (mask.array() && !(from_start.array() && to_end.array())).count();
 }
 
@@ -118,7 +119,8 @@ TEST(Constraints, EveryAllowedCellIsOnAPath) {
 
 std::vector<std::pair<std::string, Mask>> small_masks(long n, long m) {
   std::vector<std::pair<std::string, Mask>> out;
-  for (long radius : {0L, 1L, 2L}) out.emplace_back("sakoe_chiba radius " + std::to_string(radius), reference::sakoe_chiba_mask(n, m, radius));
+  for (long radius : {0L, 1L, 2L})
+    out.emplace_back("sakoe_chiba radius " + std::to_string(radius), reference::sakoe_chiba_mask(n, m, radius));
   for (double slope : {1.5, 2.0, 3.0}) {
     try {
       out.emplace_back("itakura slope " + std::to_string(slope), reference::itakura_mask(n, m, slope));
@@ -135,7 +137,8 @@ TEST(Constraints, MaskedSoftDtwMatchesPathEnumeration) {
     for (long m = 1; m <= 6; ++m)
       for (const auto& [name, mask] : small_masks(n, m))
         for (double gamma : {0.05, 1.0}) {
-          SCOPED_TRACE(name + ", N = " + std::to_string(n) + ", M = " + std::to_string(m) + ", gamma = " + std::to_string(gamma));
+          SCOPED_TRACE(name + ", N = " + std::to_string(n) + ", M = " + std::to_string(m) +
+                       ", gamma = " + std::to_string(gamma));
           const Matrix D = random_matrix(n, m, 100 * n + m, 0.0, 2.0);
           const auto brute = brute_force(D, mask, gamma, 0.0, false);
           ASSERT_GT(brute.paths, 0);
@@ -160,16 +163,22 @@ TEST(Constraints, MaskedExactDtwMatchesCheapestPath) {
       }
 }
 
-// On equal lengths the tslearn band is the reference's own bandwidth, computed without a mask.
+// On equal lengths the tslearn band is the reference's own bandwidth, computed without a mask,
+// and the band of the independent loops in naive_soft_dtw.hpp (soft and hard).
 TEST(Constraints, SakoeChibaMaskEqualsBandwidthOnEqualLengths) {
   for (long n : {1L, 4L, 9L, 17L})
     for (long radius : {0L, 1L, 3L}) {
+      SCOPED_TRACE("N = M = " + std::to_string(n) + ", radius " + std::to_string(radius));
       const Matrix D = random_matrix(n, n, 7 * n + radius, 0.0, 3.0);
-      const Options banded{0.3, radius};
-      const auto masked = reference::soft_dtw_with_alignment(reference::apply_mask(D, reference::sakoe_chiba_mask(n, n, radius)), {0.3, std::nullopt});
-      const auto band = reference::soft_dtw_with_alignment(D, banded);
+      const Matrix masked_D = reference::apply_mask(D, reference::sakoe_chiba_mask(n, n, radius));
+      const auto masked = reference::soft_dtw_with_alignment(masked_D, {0.3, std::nullopt});
+      const auto band = reference::soft_dtw_with_alignment(D, {0.3, radius});
       EXPECT_EQ(masked.value, band.value);
       EXPECT_EQ(masked.E, band.E);
+      const auto naive = naive::soft_dtw(to_grid(D), 0.3, radius);
+      EXPECT_TRUE(close(masked.value, naive.value, 1e-12));
+      EXPECT_TRUE(close(masked.E, to_matrix(naive.E), 1e-10));
+      EXPECT_EQ(reference::soft_dtw_variant(masked_D, {0.0, 0.0, false}).value, naive::hard_dtw(to_grid(D), radius));
     }
 }
 

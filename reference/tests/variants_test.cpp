@@ -153,9 +153,10 @@ TEST(Variants, WarpIsPaidByVerticalAndHorizontalMovesOnly) {
   Matrix D(2, 2);
   D << 0.5, 1.0, 2.0, 0.25;
   const double gamma = 0.7, warp = 0.3;
-  const double diagonal = 0.5 + 0.25, right_down = 0.5 + 1.0 + 0.25 + 2 * warp, down_right = 0.5 + 2.0 + 0.25 + 2 * warp;
-  const double want = -gamma * std::log(std::exp(-diagonal / gamma) + std::exp(-right_down / gamma) +
-                                        std::exp(-down_right / gamma));
+  const double diagonal = 0.5 + 0.25, right_down = 0.5 + 1.0 + 0.25 + 2 * warp,
+               down_right = 0.5 + 2.0 + 0.25 + 2 * warp;
+  const double want =
+      -gamma * std::log(std::exp(-diagonal / gamma) + std::exp(-right_down / gamma) + std::exp(-down_right / gamma));
   EXPECT_NEAR(reference::soft_dtw_variant(D, {gamma, warp, false}).value, want, 1e-15);
 }
 

@@ -30,9 +30,9 @@ Matrix variant_R(const Matrix& D, const VariantOptions& options);
 
 struct VariantResult {
   double value;
-  Matrix E;            // d value / d D, N x M
-  Vector end;          // d value / d R(N, j+1): how the end spreads over the last row's M cells
-  double expected_end; // sum_j j end(j), 0-based; at gamma = 0 the optimal end column (the first on ties)
+  Matrix E;             // d value / d D, N x M
+  Vector end;           // d value / d R(N, j+1): how the end spreads over the last row's M cells
+  double expected_end;  // sum_j j end(j), 0-based; at gamma = 0 the optimal end column (the first on ties)
 };
 
 // When value is +inf (every path crosses a forbidden cell) E, end and expected_end are NaN.
