@@ -175,6 +175,25 @@ TEST(Variants, AlignmentIsGradientOfValue) {
   }
 }
 
+// The x and y gradients the GPU side reports: E chained through the squared Euclidean cost.
+TEST(Variants, SqEuclideanGradientsMatchFiniteDifferences) {
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    const Shape s = random_shape(seed + 3000, 9, 0.05);
+    const VariantOptions o{s.gamma, seed % 2 ? 0.5 : 0.0, seed % 4 < 2};
+    SCOPED_TRACE(where(s.n, s.m, o));
+    const Matrix x = random_matrix(s.n, s.dim, 2 * seed + 3100), y = random_matrix(s.m, s.dim, 2 * seed + 3101);
+    const auto value = [&](const Matrix& xp, const Matrix& yp) {
+      return reference::soft_dtw_variant(reference::SqEuclideanCost(xp, yp).compute(), o).value;
+    };
+    const reference::SqEuclideanCost cost(x, y);
+    const auto grad = cost.jacobian_product(reference::soft_dtw_variant(cost.compute(), o).E);
+    const auto fx = [&](const Matrix& xp) { return value(xp, y); };
+    const auto fy = [&](const Matrix& yp) { return value(x, yp); };
+    EXPECT_TRUE(close(grad.x, central_difference(x, fx, 1e-6), 1e-6));
+    EXPECT_TRUE(close(grad.y, central_difference(y, fy, 1e-6), 1e-6));
+  }
+}
+
 // A query cut out of the reference sequence: subsequence DTW finds it at cost 0 and ends where
 // it ends; the soft end concentrates there as gamma shrinks.
 TEST(Variants, SubsequenceFindsAPlantedQuery) {
