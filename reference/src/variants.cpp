@@ -74,6 +74,12 @@ void check_variant(const Matrix& D, const VariantOptions& options) {
       }
 }
 
+// The vertical move into (i, j). A subsequence path enters its first row once, by the diagonal from
+// R(0, j - 1) = 0: a vertical move out of row 0 would count every start a second time.
+static double up(const Matrix& R, long i, long j, const VariantOptions& options) {
+  return options.subsequence && i == 1 ? kInf : R(i - 1, j) + options.warp;
+}
+
 Matrix variant_R(const Matrix& D, const VariantOptions& options) {
   check_variant(D, options);
   const long N = D.rows(), M = D.cols();
@@ -83,8 +89,8 @@ Matrix variant_R(const Matrix& D, const VariantOptions& options) {
   for (long i = 1; i <= N; ++i)
     for (long j = 1; j <= M; ++j)
       if (D(i - 1, j - 1) != kInf)
-        R(i, j) = D(i - 1, j - 1) +
-                  move_min(R(i - 1, j - 1), R(i - 1, j) + options.warp, R(i, j - 1) + options.warp, options.gamma);
+        R(i, j) = D(i - 1, j - 1) + move_min(R(i - 1, j - 1), up(R, i, j, options), R(i, j - 1) + options.warp,
+                                             options.gamma);
   return R;
 }
 
@@ -102,7 +108,7 @@ VariantResult soft_dtw_variant(const Matrix& D, const VariantOptions& options) {
     for (long j = M; j >= 1; --j) {
       if (R(i, j) == kInf || E(i, j) == 0.0) continue;
       const auto w =
-          move_weights(R(i - 1, j - 1), R(i - 1, j) + options.warp, R(i, j - 1) + options.warp, options.gamma);
+          move_weights(R(i - 1, j - 1), up(R, i, j, options), R(i, j - 1) + options.warp, options.gamma);
       E(i - 1, j - 1) += E(i, j) * w[0];
       E(i - 1, j) += E(i, j) * w[1];
       E(i, j - 1) += E(i, j) * w[2];

@@ -15,7 +15,7 @@ namespace sdtw::test {
 
 struct BrutePath {
   std::vector<std::pair<long, long>> cells;
-  long warps;  // vertical and horizontal moves, the entry move of a subsequence path included
+  long warps;  // vertical and horizontal moves
 };
 
 struct BruteForce {
@@ -26,8 +26,8 @@ struct BruteForce {
 };
 
 // Moves down, right or diagonally from each start; a full path starts at (0, 0) and ends at
-// (N-1, M-1). A subsequence path starts at any (0, j), entered by the diagonal (no warp) or by a
-// vertical move (one warp) as R(0, j) = 0 for every j implies, and may end at any (N-1, j).
+// (N-1, M-1). A subsequence path starts at any (0, j), without an entry move, and may end at any
+// (N-1, j).
 inline std::vector<BrutePath> all_paths(const reference::Mask& allowed, bool subsequence) {
   const long N = allowed.rows(), M = allowed.cols();
   std::vector<BrutePath> out;
@@ -47,11 +47,7 @@ inline std::vector<BrutePath> all_paths(const reference::Mask& allowed, bool sub
     walk(walk, 0, 0);
     return out;
   }
-  for (long j = 0; j < M; ++j)
-    for (long entry_warps : {0L, 1L}) {
-      path.warps = entry_warps;
-      walk(walk, 0, j);
-    }
+  for (long j = 0; j < M; ++j) walk(walk, 0, j);
   return out;
 }
 

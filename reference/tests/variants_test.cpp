@@ -209,11 +209,17 @@ TEST(Variants, SubsequenceFindsAPlantedQuery) {
   EXPECT_NEAR(soft.end(10), 1.0, 1e-9);
 }
 
-TEST(Variants, SubsequenceOfLengthOneEntersTwice) {
+// Each start counted once: one cell is one path, and 1 x 2 holds three (each cell alone, and both).
+TEST(Variants, SubsequenceCountsEachStartOnce) {
   Matrix D(1, 1);
   D << 0.8;
-  EXPECT_NEAR(reference::soft_dtw_variant(D, {0.5, 0.0, true}).value, 0.8 - 0.5 * std::log(2.0), 1e-15);
+  EXPECT_EQ(reference::soft_dtw_variant(D, {0.5, 0.0, true}).value, 0.8);
   EXPECT_EQ(reference::soft_dtw_variant(D, {0.0, 0.0, true}).value, 0.8);
+  Matrix D2(1, 2);
+  D2 << 0.8, 0.3;
+  const double g = 0.5, w = 0.2;
+  const double expected = -g * std::log(std::exp(-0.8 / g) + std::exp(-0.3 / g) + std::exp(-(0.8 + 0.3 + w) / g));
+  EXPECT_NEAR(reference::soft_dtw_variant(D2, {g, w, true}).value, expected, 1e-15);
 }
 
 TEST(Variants, BadArgumentsNameTheParameter) {

@@ -6,10 +6,9 @@
 //   `warp`), a constant added to every vertical and horizontal move and not to the diagonal:
 //   R(i,j) = D(i-1,j-1) + softmin(R(i-1,j-1), R(i-1,j) + warp, R(i,j-1) + warp).
 // - subsequence: free start and end along the second sequence (subsequence DTW), R(0, j) = 0 for
-//   every j and value = softmin over j of R(N, j). A path starting at (0, j) is thus entered twice,
-//   from R(0, j-1) by the diagonal and from R(0, j) by a vertical move (which pays the warp): at
-//   N = M = 1 and warp 0 the value is D - gamma log 2. librosa's R(1, j) = D(0, j) (no entry moves,
-//   no horizontal moves in the first row) gives the same value at gamma = 0 when costs and warp are >= 0.
+//   every j and value = softmin over j of R(N, j); a path enters its first cell (0, j) once, by the
+//   diagonal from R(0, j-1) (no vertical move out of row 0), so every subsequence path, from any
+//   (0, a) to any (N-1, b), is counted once and at N = M = 1 the value is D.
 // Masks compose with all three through apply_mask (+inf costs forbid cells, as in soft_dtw_R).
 // With gamma > 0, warp = 0 and no subsequence it is soft_dtw, term for term.
 #include "sdtw/reference/problem.hpp"
