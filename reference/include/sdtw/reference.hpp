@@ -6,3 +6,5 @@
 #include "sdtw/reference/sqeuclidean.hpp"
 #include "sdtw/reference/second_order.hpp"
 #include "sdtw/reference/dilate.hpp"
+#include "sdtw/reference/constraints.hpp"
+#include "sdtw/reference/variants.hpp"
