@@ -1,20 +1,11 @@
 #include "sdtw/reference/sqeuclidean.hpp"
 
-#include <stdexcept>
-
+#include "sdtw/reference/costs.hpp"
 #include "sdtw/reference/soft_dtw.hpp"
 
 namespace sdtw::reference {
 
-SqEuclideanCost::SqEuclideanCost(const Matrix& x, const Matrix& y) : x_(x), y_(y) {
-  check_nonempty(x.rows(), x.cols(), "x");
-  check_nonempty(y.rows(), y.cols(), "y");
-  if (x.cols() != y.cols())
-    throw std::invalid_argument("x and y must have the same number of features (x has " +
-                                std::to_string(x.cols()) + ", y has " + std::to_string(y.cols()) + ")");
-  check_finite(x, "x");
-  check_finite(y, "y");
-}
+SqEuclideanCost::SqEuclideanCost(const Matrix& x, const Matrix& y) : x_(x), y_(y) { check_cost_inputs(x, y); }
 
 Matrix SqEuclideanCost::compute() const {
   Matrix D(x_.rows(), y_.rows());

@@ -10,18 +10,6 @@ namespace {
 
 using reference::BatchShape;
 
-::testing::AssertionResult rejects(const std::function<void()>& call, const std::string& names) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    if (std::string(e.what()).find(names) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message \"" << e.what() << "\" does not name \"" << names << "\"";
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something else than std::invalid_argument: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw (expected a message naming \"" << names << "\")";
-}
-
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const Matrix D = random_matrix(3, 4, 1, 0.0, 1.0);

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "naive_soft_dtw.hpp"
 #include "random_inputs.hpp"
@@ -112,6 +115,19 @@ Matrix central_difference(const Matrix& a, F&& f, double h) {
       g(i, j) = (up - down) / (2 * h);
     }
   return g;
+}
+
+// The call throws std::invalid_argument whose message contains `names`.
+inline ::testing::AssertionResult rejects(const std::function<void()>& call, const std::string& names) {
+  try {
+    call();
+  } catch (const std::invalid_argument& e) {
+    if (std::string(e.what()).find(names) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "message \"" << e.what() << "\" does not name \"" << names << "\"";
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw something else than std::invalid_argument: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw (expected a message naming \"" << names << "\")";
 }
 
 }  // namespace sdtw::test

@@ -8,3 +8,4 @@
 #include "sdtw/reference/dilate.hpp"
 #include "sdtw/reference/constraints.hpp"
 #include "sdtw/reference/variants.hpp"
+#include "sdtw/reference/costs.hpp"
