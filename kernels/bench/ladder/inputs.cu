@@ -1,10 +1,12 @@
 // Rungs a, b and c, each one piece on top of the one before, as the production forward does it:
 // (a) the cost of real D-dimensional float32 inputs read from global memory, squared Euclidean
 // (a block's 32 rows of x broadcast from shared memory, each thread's y row in registers 8 features
-// at a time); (b) R accumulated in float64 (docs/DESIGN.md §3.2); (c) the state the backward needs:
-// the three weights (3 exp2 and a reciprocal instead of 2 exp2) encoded as CellState<float> does and
-// one 4-byte word per cell written to global memory, 128 consecutive bytes per warp and cell.
+// at a time); (b) R accumulated in float64 (docs/DESIGN.md §3.2); (c) the state the backward needs,
+// on b's kernel, launch shape and softmin: the three weights put back in their predecessors' places,
+// normalised by one reciprocal, encoded as CellState<float> does and written, one 4-byte word per
+// cell, 128 consecutive bytes per warp and cell as the production layout.
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "ladder.hpp"
@@ -18,6 +20,11 @@ constexpr int kSlice = 8;           // features per slice of y in registers
 constexpr uint32_t kInputRows = 1 << 16;  // rows of x and of y (16 MiB each at D = 64), a power of 2
 
 enum class Piece { kInputs, kFloat64, kState };
+
+// Blocks an SM holds of rung b's kernel (ptxas -v: 144-155 registers at D 8-64, so 3 x 128
+// threads). c is held to it (168 registers, with a few spills): left free, ptxas gives c 255
+// registers, so 2 blocks an SM and another launch shape. run_one checks that the shapes agree.
+constexpr int kBlocksOfB = 3;
 
 // A 16-byte shared-memory load the compiler may not hoist out of the column loop: x stays in shared
 // memory, as in the production cost, instead of taking kRows x kD registers.
@@ -53,9 +60,9 @@ __device__ inline void tile_cost(const float (&xs)[kRows][kD], const float* y_ro
 }
 
 template <Piece kPiece, int kD>
-__global__ void __launch_bounds__(kThreads, 1) inputs_kernel(const float* x, const float* y, int64_t columns,
-                                                          float exp2_scale, double log2_scale, uint32_t* state,
-                                                          float* out) {
+__global__ void __launch_bounds__(kThreads, kPiece == Piece::kState ? kBlocksOfB : 1)
+    inputs_kernel(const float* x, const float* y, int64_t columns, float exp2_scale, double log2_scale,
+                  uint32_t* state, float* out) {
   using R = std::conditional_t<kPiece == Piece::kInputs, float, double>;
   using State = detail::CellState<float>;
   __shared__ __align__(16) float xs[kRows][kD];
@@ -69,6 +76,9 @@ __global__ void __launch_bounds__(kThreads, 1) inputs_kernel(const float* x, con
 #pragma unroll
   for (int i = 0; i < kRows; ++i) r[i] = INFINITY;
   R corner = 0.0;
+  // A warp's 32 x 32 cells of column j are 32 runs of 128 bytes, so a thread's next cell is 128
+  // bytes on, an immediate offset as in the production layout (forward.cuh, state_index).
+  uint32_t* column_state = state + warp * columns * kRows * 32 + lane;
 #pragma unroll 1
   for (int64_t j = 0; j < columns; ++j) {
     float c[kRows];
@@ -78,22 +88,15 @@ __global__ void __launch_bounds__(kThreads, 1) inputs_kernel(const float* x, con
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const R left = r[i];
-      R v;
-      if constexpr (kPiece == Piece::kState) {
-        const R rmin = fmin(diag, fmin(up, left));
-        const float ed = detail::fast_exp2(static_cast<float>(diag - rmin) * exp2_scale);
-        const float eu = detail::fast_exp2(static_cast<float>(up - rmin) * exp2_scale);
-        const float el = detail::fast_exp2(static_cast<float>(left - rmin) * exp2_scale);
-        const float sum = ed + eu + el;
-        v = (static_cast<R>(c[i]) + rmin) - log2_scale * static_cast<R>(detail::fast_log2(sum));
-        state[((warp * kRows + i) * columns + j) * 32 + lane] = State::encode(ed, eu, el, detail::fast_rcp(sum));
-      } else {
-        v = soft_cell<R>(c[i], diag, up, left, exp2_scale, static_cast<R>(log2_scale));
-      }
+      const Softmin<R> s(diag, up, left, exp2_scale);
+      const R v = s.value(c[i], static_cast<R>(log2_scale));
+      if constexpr (kPiece == Piece::kState)
+        column_state[i * 32] = State::encode(s.weight(diag), s.weight(up), s.weight(left), detail::fast_rcp(s.sum));
       diag = left;
       up = v;
       r[i] = v;
     }
+    if constexpr (kPiece == Piece::kState) column_state += kRows * 32;
   }
   out[tid] = static_cast<float>(r[kRows - 1]);
 }
@@ -112,6 +115,15 @@ void run_one(const Settings& settings, const float* x, const float* y) {
   Buffers buf;
   const auto kernel = inputs_kernel<kPiece, kD>;
   const Shape shape = fill_device(reinterpret_cast<const void*>(kernel), kThreads, 0, kRows, settings.synthetic_cells);
+  // c runs b's launch shape, so that b -> c adds nothing but the state: it must fit as many blocks an SM.
+  if (kPiece == Piece::kState) {
+    const auto b_kernel = inputs_kernel<Piece::kFloat64, kD>;
+    const Shape b = fill_device(reinterpret_cast<const void*>(b_kernel), kThreads, 0, kRows, settings.synthetic_cells);
+    if (shape.blocks != b.blocks || shape.columns != b.columns)
+      throw std::runtime_error("ladder: rung c at D " + std::to_string(kD) + " launches " + std::to_string(shape.blocks) +
+                               " blocks, rung b " + std::to_string(b.blocks) +
+                               ": c's registers must let an SM hold as many blocks as b's (ptxas -v)");
+  }
   const int64_t threads = int64_t(shape.blocks) * shape.threads, cells = threads * kRows * shape.columns;
   float* out = buf.alloc<float>(threads);
   uint32_t* state = kPiece == Piece::kState ? buf.alloc<uint32_t>(cells) : nullptr;

@@ -22,16 +22,37 @@ __device__ inline float next_feature(float y) {
   return y >= 1.0f ? y - 1.0f : y;
 }
 
-// R of a cell with cost c, in R's type: (c + rmin) - gamma ln(sum of the three weights), the
-// minimum's weight being 1, so two exp2 and one log2 in float32 on the exact differences.
+// The softmin of a cell's three predecessors in R's type, by rank: the minimum's weight is 1, so
+// two exp2 in float32 on the exact differences give the other two and their sum.
+template <typename R>
+struct Softmin {
+  R rmin, mid, hi;
+  float e_mid, e_hi, sum;
+
+  __device__ Softmin(R diag, R up, R left, float exp2_scale)
+      : rmin(fmin(diag, fmin(up, left))),
+        mid(fmax(fmin(diag, up), fmin(fmax(diag, up), left))),
+        hi(fmax(diag, fmax(up, left))) {
+    e_mid = detail::fast_exp2(static_cast<float>(mid - rmin) * exp2_scale);
+    const float head = 1.0f + e_mid;
+    e_hi = detail::fast_exp2(static_cast<float>(hi - rmin) * exp2_scale);
+    sum = head + e_hi;
+  }
+
+  // R of the cell with cost c: (c + rmin) - gamma ln(sum), one log2.
+  __device__ R value(float c, R log2_scale) const {
+    return (static_cast<R>(c) + rmin) - log2_scale * static_cast<R>(detail::fast_log2(sum));
+  }
+
+  // The weight of predecessor p (one of the three) by position, as the saved state needs it: the
+  // rank's weight, found by comparing p with the minimum and the maximum (no further exp2).
+  __device__ float weight(R p) const { return p == rmin ? 1.0f : p == hi ? e_hi : e_mid; }
+};
+
+// R of a cell, for the rungs that save no state.
 template <typename R>
 __device__ inline R soft_cell(float c, R diag, R up, R left, float exp2_scale, R log2_scale) {
-  const R rmin = fmin(diag, fmin(up, left));
-  const R mid = fmax(fmin(diag, up), fmin(fmax(diag, up), left));
-  const R hi = fmax(diag, fmax(up, left));
-  const float sum = 1.0f + detail::fast_exp2(static_cast<float>(mid - rmin) * exp2_scale) +
-                    detail::fast_exp2(static_cast<float>(hi - rmin) * exp2_scale);
-  return (static_cast<R>(c) + rmin) - log2_scale * static_cast<R>(detail::fast_log2(sum));
+  return Softmin<R>(diag, up, left, exp2_scale).value(c, log2_scale);
 }
 
 }  // namespace sdtw::kernels::ladder
