@@ -87,9 +87,6 @@ SqEuclideanBatchResult soft_dtw_sqeuclidean_batch(const double* x, const double*
   return out;
 }
 
-}  // namespace sdtw::reference
-
-namespace sdtw::reference {
 
 CostBatchHessianProduct soft_dtw_hessian_product_cost_batch(const double* D, const double* Z, const BatchShape& s,
                                                             const Options& options) {

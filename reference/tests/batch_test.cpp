@@ -96,11 +96,6 @@ INSTANTIATE_TEST_SUITE_P(GammasAndBands, Batch,
                                            BatchCase{"gamma0_3_band3", {0.3, 3}}),
                          [](const auto& info) { return std::string(info.param.name); });
 
-}  // namespace
-}  // namespace sdtw::test
-
-namespace sdtw::test {
-namespace {
 
 // NaN in the padding of D and Z: a pair that read past its lengths would turn NaN.
 TEST_P(Batch, HessianProductCostBatchMatchesPerPairCalls) {

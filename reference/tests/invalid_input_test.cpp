@@ -75,11 +75,6 @@ TEST(InvalidInput, BatchLengthsOutOfRange) {
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_cost_batch(Db.data(), {0, 3, 4, 1}, {}, false); }, "batch"));
 }
 
-}  // namespace
-}  // namespace sdtw::test
-
-namespace sdtw::test {
-namespace {
 
 TEST(InvalidInput, SecondOrderDirectionAndDilateArguments) {
   const Matrix D = random_matrix(3, 4, 41, 0.0, 1.0), Z = random_matrix(3, 4, 42);

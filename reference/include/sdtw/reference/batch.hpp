@@ -35,9 +35,6 @@ SqEuclideanBatchResult soft_dtw_sqeuclidean_batch(const double* x, const double*
                                                   const Options& options, bool with_gradient,
                                                   bool normalize = false);
 
-}  // namespace sdtw::reference
-
-namespace sdtw::reference {
 
 // The second order (second_order.hpp) per pair along a direction Z stored like D: pair b's
 // block is its first x_len[b] x y_len[b] entries; Z's padding is ignored (it may hold anything).
