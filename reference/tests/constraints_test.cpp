@@ -67,8 +67,8 @@ TEST(Constraints, BadArgumentsNameTheParameter) {
   // tslearn raises here too: itakura_mask(3, 7, 2) keeps rows 0, 1 and 2 at columns {0}, {2, 3, 4}, {6}.
   EXPECT_TRUE(rejects([] { reference::itakura_mask(3, 7, 2.0); },
                       "max_slope 2 leaves no admissible path for lengths N = 3, M = 7: column 1 is empty"));
-  EXPECT_TRUE(rejects([] { reference::diagonal_mask(3, 4); },
-                      "the diagonal-only constraint needs N == M (got N = 3, M = 4)"));
+  EXPECT_TRUE(
+      rejects([] { reference::diagonal_mask(3, 4); }, "the diagonal-only constraint needs N == M (got N = 3, M = 4)"));
   EXPECT_TRUE(rejects([] { reference::apply_mask(Matrix::Zero(2, 3), Mask::Constant(3, 2, true)); },
                       "mask must have D's shape 2 x 3 (got 3 x 2)"));
 }

@@ -49,7 +49,6 @@ TEST(Dilate, GradientMatchesFiniteDifferences) {
   }
 }
 
-
 // Every path crosses the +inf end cost: the shape term is +inf and the rest undefined, at every alpha.
 TEST(Dilate, NoFinitePathGivesNaN) {
   Matrix D = random_matrix(3, 4, 51, 0.0, 1.0);

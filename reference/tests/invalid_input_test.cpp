@@ -75,13 +75,13 @@ TEST(InvalidInput, BatchLengthsOutOfRange) {
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_cost_batch(Db.data(), {0, 3, 4, 1}, {}, false); }, "batch"));
 }
 
-
 TEST(InvalidInput, SecondOrderDirectionAndDilateArguments) {
   const Matrix D = random_matrix(3, 4, 41, 0.0, 1.0), Z = random_matrix(3, 4, 42);
   Matrix Zbad = Z;
   Zbad(1, 2) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Zbad, {}); }, "Z(1, 2)"));
-  EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Matrix::Zero(4, 3), {}); }, "Z must have the shape of D"));
+  EXPECT_TRUE(
+      rejects([&] { reference::soft_dtw_hessian_product(D, Matrix::Zero(4, 3), {}); }, "Z must have the shape of D"));
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Z, {0.0, {}}); }, "gamma"));
   EXPECT_TRUE(rejects([&] { reference::dilate(D, Matrix::Zero(3, 3), 0.5, {}); }, "Omega must have the shape of D"));
   EXPECT_TRUE(rejects([&] { reference::dilate(D, Zbad, 0.5, {}); }, "Omega(1, 2)"));
