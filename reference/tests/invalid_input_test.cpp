@@ -90,5 +90,20 @@ TEST(InvalidInput, SecondOrderDirectionAndDilateArguments) {
   EXPECT_TRUE(rejects([] { reference::dilate_omega(0, 3); }, "Omega must be non-empty"));
 }
 
+TEST(InvalidInput, SecondOrderSweepsCheckTheirMatricesShapes) {
+  const Matrix D = random_matrix(3, 4, 43, 0.0, 1.0), Z = random_matrix(3, 4, 44);
+  const Options options;
+  const Matrix R = reference::soft_dtw_R(D, options), E = reference::expected_alignment(D, R, options);
+  const Matrix Rdot = reference::soft_dtw_Rdot(D, R, Z, options);
+  EXPECT_TRUE(
+      rejects([&] { reference::soft_dtw_Rdot(D, E, Z, options); }, "R must be 4 x 5 for D of 3 x 4 (got 3 x 4)"));
+  EXPECT_TRUE(rejects([&] { reference::expected_alignment_dot(D, R.transpose(), E, Rdot, options); },
+                      "R must be 4 x 5 for D of 3 x 4 (got 5 x 4)"));
+  EXPECT_TRUE(rejects([&] { reference::expected_alignment_dot(D, R, R, Rdot, options); },
+                      "E must be 3 x 4 for D of 3 x 4 (got 4 x 5)"));
+  EXPECT_TRUE(rejects([&] { reference::expected_alignment_dot(D, R, E, E, options); },
+                      "Rdot must be 4 x 5 for D of 3 x 4 (got 3 x 4)"));
+}
+
 }  // namespace
 }  // namespace sdtw::test
