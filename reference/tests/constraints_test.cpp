@@ -188,15 +188,21 @@ TEST(Constraints, DiagonalOnlyIsTheDiagonalPath) {
   }
 }
 
-// A mask with no path from (0, 0) to (N-1, M-1): value +inf, E NaN, as soft_dtw.hpp documents.
+// A mask with no path from (0, 0) to (N-1, M-1): value +inf, E NaN, as soft_dtw.hpp documents, and the
+// variant's end weights and expected end NaN, as variants.hpp documents.
 TEST(Constraints, NoPathGivesInfiniteValue) {
   const Mask blocked = literal({"100", "000", "001"});
   const Matrix D = reference::apply_mask(random_matrix(3, 3, 5, 0.0, 1.0), blocked);
   EXPECT_EQ(reference::soft_dtw(D, {1.0, std::nullopt}), reference::kInf);
   EXPECT_TRUE(reference::soft_dtw_with_alignment(D, {1.0, std::nullopt}).E.array().isNaN().all());
-  const auto hard = reference::soft_dtw_variant(D, {0.0, 0.0, false});
-  EXPECT_EQ(hard.value, reference::kInf);
-  EXPECT_TRUE(hard.E.array().isNaN().all());
+  for (double gamma : {0.0, 1.0}) {
+    SCOPED_TRACE(gamma);
+    const auto variant = reference::soft_dtw_variant(D, {gamma, 0.0, false});
+    EXPECT_EQ(variant.value, reference::kInf);
+    EXPECT_TRUE(variant.E.array().isNaN().all());
+    EXPECT_TRUE(variant.end.array().isNaN().all());
+    EXPECT_TRUE(std::isnan(variant.expected_end));
+  }
 }
 
 }  // namespace
