@@ -82,12 +82,7 @@ Mask diagonal_mask(long n, long m) {
 }
 
 Matrix apply_mask(const Matrix& D, const Mask& mask) {
-  if (mask.rows() != D.rows() || mask.cols() != D.cols()) {
-    std::ostringstream msg;
-    msg << "mask must have D's shape " << D.rows() << " x " << D.cols() << " (got " << mask.rows() << " x "
-        << mask.cols() << ")";
-    throw std::invalid_argument(msg.str());
-  }
+  check_shape(mask.rows(), mask.cols(), D.rows(), D.cols(), "mask", "the shape of D");
   return mask.select(D, Matrix::Constant(D.rows(), D.cols(), kInf));
 }
 

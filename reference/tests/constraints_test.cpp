@@ -70,7 +70,7 @@ TEST(Constraints, BadArgumentsNameTheParameter) {
   EXPECT_TRUE(
       rejects([] { reference::diagonal_mask(3, 4); }, "the diagonal-only constraint needs N == M (got N = 3, M = 4)"));
   EXPECT_TRUE(rejects([] { reference::apply_mask(Matrix::Zero(2, 3), Mask::Constant(3, 2, true)); },
-                      "mask must have D's shape 2 x 3 (got 3 x 2)"));
+                      "mask must be 2 x 3 (the shape of D), got 3 x 2"));
 }
 
 // Cells of the mask on no path from (0, 0) to (N-1, M-1) through the mask.

@@ -213,12 +213,12 @@ TEST(Costs, BadArgumentsAreNamed) {
     bad(1, 1) = std::nan("");
     EXPECT_TRUE(rejects([&] { NamedCost(name, x, bad); }, "y must be finite, but y(1, 1) = nan"));
     EXPECT_TRUE(rejects([&] { NamedCost(name, x, x).jacobian_product(Matrix::Ones(3, 4)); },
-                        "E must be N x M = 3 x 3 (rows of x by rows of y), got 3 x 4"));
+                        "E must be 3 x 3 (rows of x by rows of y), got 3 x 4"));
   }
   EXPECT_TRUE(rejects([&] { NamedCost("l2", x, x); },
                       "cost must be one of 'sqeuclidean', 'l1', 'euclidean', 'cosine', 'negative_dot' (got 'l2')"));
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_with_cost("manhattan", x, x, {}); }, "(got 'manhattan')"));
-  EXPECT_TRUE(rejects([&] { reference::L1Cost(x, x).jacobian_product(Matrix::Ones(2, 3)); }, "E must be N x M"));
+  EXPECT_TRUE(rejects([&] { reference::L1Cost(x, x).jacobian_product(Matrix::Ones(2, 3)); }, "E must be 3 x 3"));
 }
 
 }  // namespace
