@@ -87,10 +87,6 @@ SqEuclideanBatchResult soft_dtw_sqeuclidean_batch(const double* x, const double*
   return out;
 }
 
-}  // namespace sdtw::reference
-
-namespace sdtw::reference {
-
 CostBatchHessianProduct soft_dtw_hessian_product_cost_batch(const double* D, const double* Z, const BatchShape& s,
                                                             const Options& options) {
   check_shape(s);
@@ -102,7 +98,8 @@ CostBatchHessianProduct soft_dtw_hessian_product_cost_batch(const double* D, con
   for (long b = 0; b < s.batch; ++b) {
     const long n = pair_length(s.x_len, b, s.n, "x_len"), m = pair_length(s.y_len, b, s.m, "y_len");
     const long offset = b * s.n * s.m;
-    const SoftDtwHessianProduct h = soft_dtw_hessian_product(take(D + offset, n, m, s.m), take(Z + offset, n, m, s.m), options);
+    const SoftDtwHessianProduct h =
+        soft_dtw_hessian_product(take(D + offset, n, m, s.m), take(Z + offset, n, m, s.m), options);
     out.values[b] = h.value;
     out.value_dots[b] = h.value_dot;
     put(h.E, out.E.data() + offset, s.m);

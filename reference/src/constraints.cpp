@@ -10,14 +10,6 @@ namespace sdtw::reference {
 
 namespace {
 
-void check_lengths(long n, long m) {
-  if (n < 1 || m < 1) {
-    std::ostringstream msg;
-    msg << "mask lengths must be >= 1 (got N = " << n << ", M = " << m << ")";
-    throw std::invalid_argument(msg.str());
-  }
-}
-
 // numpy.round(x, decimals=2) as numba compiles it: rint(x * 100) / 100, ties to even.
 double round2(double x) { return std::nearbyint(x * 100.0) / 100.0; }
 
@@ -36,7 +28,7 @@ void set_slice(Mask& mask, long column, long start, long stop) {
 }  // namespace
 
 Mask sakoe_chiba_mask(long n, long m, long radius) {
-  check_lengths(n, m);
+  check_nonempty(n, m, "mask");
   if (radius < 0) {
     std::ostringstream msg;
     msg << "radius must be >= 0 (got " << radius << ")";
@@ -51,7 +43,7 @@ Mask sakoe_chiba_mask(long n, long m, long radius) {
 }
 
 Mask itakura_mask(long n, long m, double max_slope) {
-  check_lengths(n, m);
+  check_nonempty(n, m, "mask");
   if (!(max_slope > 0.0) || !std::isfinite(max_slope)) {
     std::ostringstream msg;
     msg << "max_slope must be finite and > 0 (got " << max_slope << ")";
@@ -90,12 +82,7 @@ Mask diagonal_mask(long n, long m) {
 }
 
 Matrix apply_mask(const Matrix& D, const Mask& mask) {
-  if (mask.rows() != D.rows() || mask.cols() != D.cols()) {
-    std::ostringstream msg;
-    msg << "mask must have D's shape " << D.rows() << " x " << D.cols() << " (got " << mask.rows() << " x "
-        << mask.cols() << ")";
-    throw std::invalid_argument(msg.str());
-  }
+  check_shape(mask.rows(), mask.cols(), D.rows(), D.cols(), "mask", "the shape of D");
   return mask.select(D, Matrix::Constant(D.rows(), D.cols(), kInf));
 }
 

@@ -21,10 +21,7 @@ PairwiseCost::PairwiseCost(const Matrix& x, const Matrix& y) : x_(x), y_(y) { ch
 namespace {
 
 void check_alignment_shape(const Matrix& E, long n, long m) {
-  if (E.rows() != n || E.cols() != m)
-    throw std::invalid_argument("E must be N x M = " + std::to_string(n) + " x " + std::to_string(m) +
-                                " (rows of x by rows of y), got " + std::to_string(E.rows()) + " x " +
-                                std::to_string(E.cols()));
+  check_shape(E.rows(), E.cols(), n, m, "E", "rows of x by rows of y");
 }
 
 double sign(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }

@@ -51,4 +51,12 @@ void check_nonempty(long rows, long cols, const std::string& name) {
   }
 }
 
+void check_shape(long got_rows, long got_cols, long rows, long cols, const std::string& name,
+                 const std::string& because) {
+  if (got_rows == rows && got_cols == cols) return;
+  std::ostringstream msg;
+  msg << name << " must be " << rows << " x " << cols << " (" << because << "), got " << got_rows << " x " << got_cols;
+  throw std::invalid_argument(msg.str());
+}
+
 }  // namespace sdtw::reference

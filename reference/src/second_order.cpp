@@ -2,31 +2,32 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
-#include <stdexcept>
 
 #include "sdtw/reference/soft_dtw.hpp"
 
 namespace sdtw::reference {
 
 namespace {
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}
+
+}  // namespace
 
 void check_direction(const Matrix& D, const Matrix& Z, const std::string& name) {
-  if (Z.rows() != D.rows() || Z.cols() != D.cols()) {
-    std::ostringstream msg;
-    msg << name << " must have the shape of D, " << D.rows() << " x " << D.cols() << " (got " << Z.rows() << " x "
-        << Z.cols() << ")";
-    throw std::invalid_argument(msg.str());
-  }
+  check_shape(Z.rows(), Z.cols(), D.rows(), D.cols(), name, "the shape of D");
   check_finite(Z, name);
+}
+
+// The sweeps index R, Rdot and E by D's shape: a mismatched one would be read out of bounds.
+static void check_padded(const Matrix& D, const Matrix& a, const std::string& name) {
+  check_shape(a.rows(), a.cols(), D.rows() + 1, D.cols() + 1, name, "one row and one column more than D");
 }
 
 // Differentiating R(i,j) = D(i,j) + softmin(R(p_1), R(p_2), R(p_3)) along Z: the gradient of softmin
 // in its arguments is the weight vector w, hence Rdot(i,j) = Z(i,j) + sum_k w_k Rdot(p_k).
 Matrix soft_dtw_Rdot(const Matrix& D, const Matrix& R, const Matrix& Z, const Options& options) {
   check_direction(D, Z, "Z");
+  check_padded(D, R, "R");
   const long N = D.rows(), M = D.cols();
   if (!std::isfinite(R(N, M))) return Matrix::Constant(N + 1, M + 1, kNaN);
   Matrix Rdot = Matrix::Zero(N + 1, M + 1);
@@ -47,6 +48,9 @@ Matrix soft_dtw_Rdot(const Matrix& D, const Matrix& R, const Matrix& Z, const Op
 // Blondel 2018; DILATE's dtw_hessian_prod computes the same quantity.
 Matrix expected_alignment_dot(const Matrix& D, const Matrix& R, const Matrix& E, const Matrix& Rdot,
                               const Options& options) {
+  check_padded(D, R, "R");
+  check_shape(E.rows(), E.cols(), D.rows(), D.cols(), "E", "the shape of D");
+  check_padded(D, Rdot, "Rdot");
   const long N = D.rows(), M = D.cols();
   if (!std::isfinite(R(N, M))) return Matrix::Constant(N, M, kNaN);
   const double g = options.gamma;

@@ -96,12 +96,6 @@ INSTANTIATE_TEST_SUITE_P(GammasAndBands, Batch,
                                            BatchCase{"gamma0_3_band3", {0.3, 3}}),
                          [](const auto& info) { return std::string(info.param.name); });
 
-}  // namespace
-}  // namespace sdtw::test
-
-namespace sdtw::test {
-namespace {
-
 // NaN in the padding of D and Z: a pair that read past its lengths would turn NaN.
 TEST_P(Batch, HessianProductCostBatchMatchesPerPairCalls) {
   const Options options = GetParam().options;
@@ -111,7 +105,8 @@ TEST_P(Batch, HessianProductCostBatchMatchesPerPairCalls) {
       for (long j = 0; j < M; ++j)
         if (i >= kXLen[b] || j >= kYLen[b]) Dall(b * N + i, j) = Zall(b * N + i, j) = std::nan("");
   const std::vector<double> D(Dall.data(), Dall.data() + Dall.size()), Z(Zall.data(), Zall.data() + Zall.size());
-  const auto out = reference::soft_dtw_hessian_product_cost_batch(D.data(), Z.data(), {B, N, M, 1, kXLen, kYLen}, options);
+  const auto out =
+      reference::soft_dtw_hessian_product_cost_batch(D.data(), Z.data(), {B, N, M, 1, kXLen, kYLen}, options);
   ASSERT_EQ(out.E_dot.size(), size_t(B * N * M));
   for (long b = 0; b < B; ++b) {
     SCOPED_TRACE(b);

@@ -60,24 +60,17 @@ TEST(Constraints, DiagonalOnly) {
 }
 
 TEST(Constraints, BadArgumentsNameTheParameter) {
-  const auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no exception");
-  };
-  EXPECT_EQ(message([] { reference::sakoe_chiba_mask(3, 3, -1); }), "radius must be >= 0 (got -1)");
-  EXPECT_EQ(message([] { reference::sakoe_chiba_mask(0, 3, 1); }), "mask lengths must be >= 1 (got N = 0, M = 3)");
-  EXPECT_EQ(message([] { reference::itakura_mask(4, 4, 0.0); }), "max_slope must be finite and > 0 (got 0)");
+  EXPECT_TRUE(rejects([] { reference::sakoe_chiba_mask(3, 3, -1); }, "radius must be >= 0 (got -1)"));
+  EXPECT_TRUE(rejects([] { reference::sakoe_chiba_mask(0, 3, 1); }, "mask must be non-empty (got 0 x 3)"));
+  EXPECT_TRUE(rejects([] { reference::itakura_mask(2, 0, 2.0); }, "mask must be non-empty (got 2 x 0)"));
+  EXPECT_TRUE(rejects([] { reference::itakura_mask(4, 4, 0.0); }, "max_slope must be finite and > 0 (got 0)"));
   // tslearn raises here too: itakura_mask(3, 7, 2) keeps rows 0, 1 and 2 at columns {0}, {2, 3, 4}, {6}.
-  EXPECT_EQ(message([] { reference::itakura_mask(3, 7, 2.0); }),
-            "max_slope 2 leaves no admissible path for lengths N = 3, M = 7: column 1 is empty");
-  EXPECT_EQ(message([] { reference::diagonal_mask(3, 4); }),
-            "the diagonal-only constraint needs N == M (got N = 3, M = 4)");
-  EXPECT_EQ(message([] { reference::apply_mask(Matrix::Zero(2, 3), Mask::Constant(3, 2, true)); }),
-            "mask must have D's shape 2 x 3 (got 3 x 2)");
+  EXPECT_TRUE(rejects([] { reference::itakura_mask(3, 7, 2.0); },
+                      "max_slope 2 leaves no admissible path for lengths N = 3, M = 7: column 1 is empty"));
+  EXPECT_TRUE(
+      rejects([] { reference::diagonal_mask(3, 4); }, "the diagonal-only constraint needs N == M (got N = 3, M = 4)"));
+  EXPECT_TRUE(rejects([] { reference::apply_mask(Matrix::Zero(2, 3), Mask::Constant(3, 2, true)); },
+                      "mask must be 2 x 3 (the shape of D), got 3 x 2"));
 }
 
 // Cells of the mask on no path from (0, 0) to (N-1, M-1) through the mask.
@@ -195,15 +188,21 @@ TEST(Constraints, DiagonalOnlyIsTheDiagonalPath) {
   }
 }
 
-// A mask with no path from (0, 0) to (N-1, M-1): value +inf, E NaN, as soft_dtw.hpp documents.
+// A mask with no path from (0, 0) to (N-1, M-1): value +inf, E NaN, as soft_dtw.hpp documents, and the
+// variant's end weights and expected end NaN, as variants.hpp documents.
 TEST(Constraints, NoPathGivesInfiniteValue) {
   const Mask blocked = literal({"100", "000", "001"});
   const Matrix D = reference::apply_mask(random_matrix(3, 3, 5, 0.0, 1.0), blocked);
   EXPECT_EQ(reference::soft_dtw(D, {1.0, std::nullopt}), reference::kInf);
   EXPECT_TRUE(reference::soft_dtw_with_alignment(D, {1.0, std::nullopt}).E.array().isNaN().all());
-  const auto hard = reference::soft_dtw_variant(D, {0.0, 0.0, false});
-  EXPECT_EQ(hard.value, reference::kInf);
-  EXPECT_TRUE(hard.E.array().isNaN().all());
+  for (double gamma : {0.0, 1.0}) {
+    SCOPED_TRACE(gamma);
+    const auto variant = reference::soft_dtw_variant(D, {gamma, 0.0, false});
+    EXPECT_EQ(variant.value, reference::kInf);
+    EXPECT_TRUE(variant.E.array().isNaN().all());
+    EXPECT_TRUE(variant.end.array().isNaN().all());
+    EXPECT_TRUE(std::isnan(variant.expected_end));
+  }
 }
 
 }  // namespace

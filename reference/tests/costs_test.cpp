@@ -26,8 +26,8 @@ double direct_cost(const std::string& name, const Matrix& x, long i, const Matri
   if (name == "sqeuclidean") return sq;
   if (name == "l1") return l1;
   if (name == "euclidean") return std::sqrt(sq);
-  if (name == "cosine")
-    return 1.0 - dot / (std::max(std::sqrt(xx), reference::kCosineEps) * std::max(std::sqrt(yy), reference::kCosineEps));
+  const double eps = reference::kCosineEps;
+  if (name == "cosine") return 1.0 - dot / (std::max(std::sqrt(xx), eps) * std::max(std::sqrt(yy), eps));
   if (name == "negative_dot") return -dot;
   ADD_FAILURE() << "no definition in this test for cost '" << name << "'";
   return std::nan("");
@@ -120,10 +120,10 @@ TEST(Costs, CosineJacobianBelowEpsMatchesFiniteDifferences) {
   const Matrix x = 1e-10 * random_matrix(3, 4, 300), y = random_matrix(5, 4, 301), E = random_matrix(3, 5, 302);
   for (long i = 0; i < x.rows(); ++i) ASSERT_LT(x.row(i).norm(), 0.5 * reference::kCosineEps);
   const Gradients g = NamedCost("cosine", x, y).jacobian_product(E);
-  EXPECT_TRUE(
-      close(g.x, central_difference(x, [&](const Matrix& p) { return weighted_cost("cosine", p, y, E); }, 1e-13), 1e-8));
-  EXPECT_TRUE(
-      close(g.y, central_difference(y, [&](const Matrix& p) { return weighted_cost("cosine", x, p, E); }, 1e-6), 1e-8));
+  const auto fx = [&](const Matrix& p) { return weighted_cost("cosine", p, y, E); };
+  const auto fy = [&](const Matrix& p) { return weighted_cost("cosine", x, p, E); };
+  EXPECT_TRUE(close(g.x, central_difference(x, fx, 1e-13), 1e-8));
+  EXPECT_TRUE(close(g.y, central_difference(y, fy, 1e-6), 1e-8));
 }
 
 // The values below are what torch 1.13 gives for torch.cdist(p=1) and the unfused path's formulas.
@@ -213,12 +213,12 @@ TEST(Costs, BadArgumentsAreNamed) {
     bad(1, 1) = std::nan("");
     EXPECT_TRUE(rejects([&] { NamedCost(name, x, bad); }, "y must be finite, but y(1, 1) = nan"));
     EXPECT_TRUE(rejects([&] { NamedCost(name, x, x).jacobian_product(Matrix::Ones(3, 4)); },
-                        "E must be N x M = 3 x 3 (rows of x by rows of y), got 3 x 4"));
+                        "E must be 3 x 3 (rows of x by rows of y), got 3 x 4"));
   }
   EXPECT_TRUE(rejects([&] { NamedCost("l2", x, x); },
                       "cost must be one of 'sqeuclidean', 'l1', 'euclidean', 'cosine', 'negative_dot' (got 'l2')"));
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_with_cost("manhattan", x, x, {}); }, "(got 'manhattan')"));
-  EXPECT_TRUE(rejects([&] { reference::L1Cost(x, x).jacobian_product(Matrix::Ones(2, 3)); }, "E must be N x M"));
+  EXPECT_TRUE(rejects([&] { reference::L1Cost(x, x).jacobian_product(Matrix::Ones(2, 3)); }, "E must be 3 x 3"));
 }
 
 }  // namespace

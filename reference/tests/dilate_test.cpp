@@ -49,5 +49,19 @@ TEST(Dilate, GradientMatchesFiniteDifferences) {
   }
 }
 
+// Every path crosses the +inf end cost: the shape term is +inf and the rest undefined, at every alpha.
+TEST(Dilate, NoFinitePathGivesNaN) {
+  Matrix D = random_matrix(3, 4, 51, 0.0, 1.0);
+  D(2, 3) = reference::kInf;
+  for (double alpha : {0.0, 0.5, 1.0}) {
+    SCOPED_TRACE(alpha);
+    const auto r = reference::dilate(D, reference::dilate_omega(3, 4), alpha, {});
+    EXPECT_EQ(r.shape, reference::kInf);
+    EXPECT_TRUE(std::isnan(r.value));
+    EXPECT_TRUE(std::isnan(r.temporal));
+    EXPECT_TRUE(r.grad.array().isNaN().all());
+  }
+}
+
 }  // namespace
 }  // namespace sdtw::test

@@ -75,24 +75,35 @@ TEST(InvalidInput, BatchLengthsOutOfRange) {
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_cost_batch(Db.data(), {0, 3, 4, 1}, {}, false); }, "batch"));
 }
 
-}  // namespace
-}  // namespace sdtw::test
-
-namespace sdtw::test {
-namespace {
-
 TEST(InvalidInput, SecondOrderDirectionAndDilateArguments) {
   const Matrix D = random_matrix(3, 4, 41, 0.0, 1.0), Z = random_matrix(3, 4, 42);
   Matrix Zbad = Z;
   Zbad(1, 2) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Zbad, {}); }, "Z(1, 2)"));
-  EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Matrix::Zero(4, 3), {}); }, "Z must have the shape of D"));
+  EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Matrix::Zero(4, 3), {}); },
+                      "Z must be 3 x 4 (the shape of D), got 4 x 3"));
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_hessian_product(D, Z, {0.0, {}}); }, "gamma"));
-  EXPECT_TRUE(rejects([&] { reference::dilate(D, Matrix::Zero(3, 3), 0.5, {}); }, "Omega must have the shape of D"));
+  EXPECT_TRUE(rejects([&] { reference::dilate(D, Matrix::Zero(3, 3), 0.5, {}); },
+                      "Omega must be 3 x 4 (the shape of D), got 3 x 3"));
   EXPECT_TRUE(rejects([&] { reference::dilate(D, Zbad, 0.5, {}); }, "Omega(1, 2)"));
   for (double alpha : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()})
     EXPECT_TRUE(rejects([&] { reference::dilate(D, Z, alpha, {}); }, "alpha must be in [0, 1]"));
   EXPECT_TRUE(rejects([] { reference::dilate_omega(0, 3); }, "Omega must be non-empty"));
+}
+
+TEST(InvalidInput, SecondOrderSweepsCheckTheirMatricesShapes) {
+  const Matrix D = random_matrix(3, 4, 43, 0.0, 1.0), Z = random_matrix(3, 4, 44);
+  const Options options;
+  const Matrix R = reference::soft_dtw_R(D, options), E = reference::expected_alignment(D, R, options);
+  const Matrix Rdot = reference::soft_dtw_Rdot(D, R, Z, options);
+  EXPECT_TRUE(rejects([&] { reference::soft_dtw_Rdot(D, E, Z, options); },
+                      "R must be 4 x 5 (one row and one column more than D), got 3 x 4"));
+  EXPECT_TRUE(rejects([&] { reference::expected_alignment_dot(D, R.transpose(), E, Rdot, options); },
+                      "R must be 4 x 5 (one row and one column more than D), got 5 x 4"));
+  EXPECT_TRUE(rejects([&] { reference::expected_alignment_dot(D, R, R, Rdot, options); },
+                      "E must be 3 x 4 (the shape of D), got 4 x 5"));
+  EXPECT_TRUE(rejects([&] { reference::expected_alignment_dot(D, R, E, E, options); },
+                      "Rdot must be 4 x 5 (one row and one column more than D), got 3 x 4"));
 }
 
 }  // namespace

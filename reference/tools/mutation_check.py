@@ -35,6 +35,19 @@ M = [
  ("S8 DILATE: Omega divided by N M instead of N^2", "src/dilate.cpp", "static_cast<double>(n) * static_cast<double>(n)", "static_cast<double>(n) * static_cast<double>(m)"),
  ("S9 DILATE: alpha weights the temporal term", "src/dilate.cpp", "alpha * h.value + (1.0 - alpha) * temporal", "(1.0 - alpha) * h.value + alpha * temporal"),
  ("S10 batch second order writes E_dot at the pair's own stride", "src/batch.cpp", "put(h.E_dot, out.E_dot.data() + offset, s.m)", "put(h.E_dot, out.E_dot.data() + offset, m)"),
+ ("V1 subsequence: a vertical move out of row 0 counts a start twice", "src/variants.cpp", "options.subsequence && i == 1 ? kInf", "false ? kInf"),
+ ("V2 warp also paid by the diagonal (forward only)", "src/variants.cpp", "move_min(R(i - 1, j - 1),", "move_min(R(i - 1, j - 1) + options.warp,"),
+ ("V3 subsequence end skips the first column", "src/variants.cpp", "first = options.subsequence ? 1 : M", "first = options.subsequence ? 2 : M"),
+ ("V4 expected_end counts columns from 1", "src/variants.cpp", "static_cast<double>(j) * result.end(j)", "static_cast<double>(j + 1) * result.end(j)"),
+ ("V5 gamma = 0: diagonal loses its ties", "src/variants.cpp", "if (diag <= up && diag <= left)", "if (diag < up && diag < left)"),
+ ("V6 gamma = 0: (i-1, j) loses its ties to (i, j-1)", "src/variants.cpp", "if (up <= left) return", "if (up < left) return"),
+ ("C1 itakura_mask without tslearn's two-decimal rounding", "src/constraints.cpp", "return std::nearbyint(x * 100.0) / 100.0;", "return x;"),
+ ("C2 sakoe_chiba_mask not widened by |N - M|", "src/constraints.cpp", "std::min(longer - 1, k + width)", "std::min(longer - 1, k + radius)"),
+ ("C3 itakura_mask upper bound floor(b + 0.5) instead of floor(b + 1)", "src/constraints.cpp", "shallow * jd)) + 1.0);", "shallow * jd)) + 0.5);"),
+ ("K1 cosine keeps the radial term below eps", "src/costs.cpp", "const double cx = ux.radial[i] ? c : 0.0", "const double cx = c"),
+ ("K2 L1 takes sign(0) = 1", "src/costs.cpp", "return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0;", "return v >= 0 ? 1.0 : -1.0;"),
+ ("K3 cosine takes the eps branch at norm = eps", "src/costs.cpp", "u.radial[i] = n >= kCosineEps;", "u.radial[i] = n > kCosineEps;"),
+ ("K4 L1 grad_y with the sign of grad_x", "src/costs.cpp", "g.y(j, k) -= s;", "g.y(j, k) += s;"),
 ]
 results = []
 for name, f, old, new in M:

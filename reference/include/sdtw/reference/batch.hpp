@@ -35,10 +35,6 @@ SqEuclideanBatchResult soft_dtw_sqeuclidean_batch(const double* x, const double*
                                                   const Options& options, bool with_gradient,
                                                   bool normalize = false);
 
-}  // namespace sdtw::reference
-
-namespace sdtw::reference {
-
 // The second order (second_order.hpp) per pair along a direction Z stored like D: pair b's
 // block is its first x_len[b] x y_len[b] entries; Z's padding is ignored (it may hold anything).
 struct CostBatchHessianProduct {
@@ -48,7 +44,7 @@ struct CostBatchHessianProduct {
   std::vector<double> E_dot;       // B x N x M: H_b Z_b
 };
 
-CostBatchHessianProduct soft_dtw_hessian_product_cost_batch(const double* D, const double* Z,
-                                                            const BatchShape& shape, const Options& options);
+CostBatchHessianProduct soft_dtw_hessian_product_cost_batch(const double* D, const double* Z, const BatchShape& shape,
+                                                            const Options& options);
 
 }  // namespace sdtw::reference

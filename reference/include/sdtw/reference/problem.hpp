@@ -28,5 +28,8 @@ void check_gamma(double gamma);
 void check_band(long n, long m, const std::optional<long>& bandwidth);
 void check_finite(const Matrix& a, const std::string& name);
 void check_nonempty(long rows, long cols, const std::string& name);
+// `name` is got_rows x got_cols and must be rows x cols; `because` says where that shape comes from.
+void check_shape(long got_rows, long got_cols, long rows, long cols, const std::string& name,
+                 const std::string& because);
 
 }  // namespace sdtw::reference

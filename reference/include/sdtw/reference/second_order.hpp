@@ -17,10 +17,11 @@ void check_direction(const Matrix& D, const Matrix& Z, const std::string& name);
 
 // Rdot is (N+1) x (M+1), the derivative of R along Z: Rdot(i,j) = Z(i-1,j-1) + sum_k w_k Rdot(p_k)
 // over the predecessors p_k of (i,j) with their softmin weights w_k at (i,j); 0 in row 0, column 0
-// and at unreachable cells (R = +inf). Rdot(N, M) = <E, Z>. Z must be finite and N x M.
+// and at unreachable cells (R = +inf). Rdot(N, M) = <E, Z>. Z must be finite and N x M, R (N+1) x (M+1).
 Matrix soft_dtw_Rdot(const Matrix& D, const Matrix& R, const Matrix& Z, const Options& options);
 
 // E_dot (N x M) from R, E (expected_alignment) and Rdot, by the backward sweep over successors.
+// Throws std::invalid_argument unless R and Rdot are (N+1) x (M+1) and E is N x M.
 Matrix expected_alignment_dot(const Matrix& D, const Matrix& R, const Matrix& E, const Matrix& Rdot,
                               const Options& options);
 
