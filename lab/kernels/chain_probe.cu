@@ -1,4 +1,4 @@
-// Where the time of the dependent chain goes (lab/kernels-log.md, v18 -> v19): forward and backward
+// Where the time of the dependent chain goes, to tell a strip's steps from its hand-offs: forward and backward
 // timed apart (CUDA events, median of 22 runs after 3) at B = 32, D = 64, at shapes that separate a
 // lone strip's time per step (N = 32, M 512 -> 2048), a hop between strips (M = 512, N 512 ->
 // 2048) and the pace of a strip that follows another (N = 512, M 512 -> 2048); and at N = M = 2048,

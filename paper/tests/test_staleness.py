@@ -35,8 +35,8 @@ def history(tmp_path_factory):
     """A repository: kernels changed (old), pytorch/python changed (code), then only docs (docs)."""
     repo = tmp_path_factory.mktemp("repo")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    old = commit(repo, "kernels/src/forward.cu", "v1")
-    code = commit(repo, "pytorch/python/sdtw_torch/__init__.py", "v2")
+    old = commit(repo, "kernels/src/forward.cu", "kernel code")
+    code = commit(repo, "pytorch/python/sdtw_torch/__init__.py", "module code")
     docs = commit(repo, "README.md", "docs")
     return repo, {"old": old, "code": code, "docs": docs}
 

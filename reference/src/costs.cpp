@@ -16,13 +16,18 @@ void check_cost_inputs(const Matrix& x, const Matrix& y) {
   check_finite(y, "y");
 }
 
+void check_alignment_shape(const Matrix& E, const Matrix& x, const Matrix& y) {
+  check_shape(E.rows(), E.cols(), x.rows(), y.rows(), "E", "rows of x by rows of y");
+}
+
 PairwiseCost::PairwiseCost(const Matrix& x, const Matrix& y) : x_(x), y_(y) { check_cost_inputs(x, y); }
 
-namespace {
-
-void check_alignment_shape(const Matrix& E, long n, long m) {
-  check_shape(E.rows(), E.cols(), n, m, "E", "rows of x by rows of y");
+Gradients PairwiseCost::zero_gradients(const Matrix& E) const {
+  check_alignment_shape(E, x_, y_);
+  return {Matrix::Zero(x_.rows(), x_.cols()), Matrix::Zero(y_.rows(), y_.cols())};
 }
+
+namespace {
 
 double sign(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
 
@@ -54,8 +59,7 @@ Matrix L1Cost::compute() const {
 }
 
 Gradients L1Cost::jacobian_product(const Matrix& E) const {
-  check_alignment_shape(E, x_.rows(), y_.rows());
-  Gradients g{Matrix::Zero(x_.rows(), x_.cols()), Matrix::Zero(y_.rows(), y_.cols())};
+  Gradients g = zero_gradients(E);
   for (long i = 0; i < x_.rows(); ++i)
     for (long j = 0; j < y_.rows(); ++j)
       for (long k = 0; k < x_.cols(); ++k) {
@@ -74,8 +78,7 @@ Matrix EuclideanCost::compute() const {
 }
 
 Gradients EuclideanCost::jacobian_product(const Matrix& E) const {
-  check_alignment_shape(E, x_.rows(), y_.rows());
-  Gradients g{Matrix::Zero(x_.rows(), x_.cols()), Matrix::Zero(y_.rows(), y_.cols())};
+  Gradients g = zero_gradients(E);
   for (long i = 0; i < x_.rows(); ++i)
     for (long j = 0; j < y_.rows(); ++j) {
       const Matrix diff = x_.row(i) - y_.row(j);
@@ -95,9 +98,8 @@ Matrix CosineCost::compute() const {
 // With u = a / n(a): du/da = (I - [radial] u u^T) / n(a), so
 // dD(i,j)/dx_i = -(uy_j - [radial x_i] c_ij ux_i) / n(x_i) with c_ij = <ux_i, uy_j>, and likewise for y_j.
 Gradients CosineCost::jacobian_product(const Matrix& E) const {
-  check_alignment_shape(E, x_.rows(), y_.rows());
+  Gradients g = zero_gradients(E);
   const UnitRows ux = unit_rows(x_), uy = unit_rows(y_);
-  Gradients g{Matrix::Zero(x_.rows(), x_.cols()), Matrix::Zero(y_.rows(), y_.cols())};
   for (long i = 0; i < x_.rows(); ++i)
     for (long j = 0; j < y_.rows(); ++j) {
       const double c = ux.unit.row(i).dot(uy.unit.row(j));
@@ -111,7 +113,7 @@ Gradients CosineCost::jacobian_product(const Matrix& E) const {
 Matrix NegativeDotCost::compute() const { return -(x_ * y_.transpose()); }
 
 Gradients NegativeDotCost::jacobian_product(const Matrix& E) const {
-  check_alignment_shape(E, x_.rows(), y_.rows());
+  check_alignment_shape(E, x_, y_);
   return {-(E * y_), -(E.transpose() * x_)};
 }
 
@@ -150,14 +152,13 @@ std::vector<std::string> cost_names() {
 }
 
 NamedCost::NamedCost(std::string_view name, const Matrix& x, const Matrix& y)
-    : cost_(construct_named(name, x, y)), n_(x.rows()), m_(y.rows()) {}
+    : cost_(construct_named(name, x, y)) {}
 
 Matrix NamedCost::compute() const {
   return std::visit([](const auto& cost) { return cost.compute(); }, cost_);
 }
 
 Gradients NamedCost::jacobian_product(const Matrix& E) const {
-  check_alignment_shape(E, n_, m_);
   return std::visit([&](const auto& cost) { return cost.jacobian_product(E); }, cost_);
 }
 

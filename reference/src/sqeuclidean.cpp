@@ -15,6 +15,7 @@ Matrix SqEuclideanCost::compute() const {
 }
 
 Gradients SqEuclideanCost::jacobian_product(const Matrix& E) const {
+  check_alignment_shape(E, x_, y_);
   const Vector rowsum = E.rowwise().sum();
   const Vector colsum = E.colwise().sum().transpose();
   return {2.0 * (rowsum.asDiagonal() * x_ - E * y_), 2.0 * (colsum.asDiagonal() * y_ - E.transpose() * x_)};

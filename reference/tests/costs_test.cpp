@@ -219,6 +219,8 @@ TEST(Costs, BadArgumentsAreNamed) {
                       "cost must be one of 'sqeuclidean', 'l1', 'euclidean', 'cosine', 'negative_dot' (got 'l2')"));
   EXPECT_TRUE(rejects([&] { reference::soft_dtw_with_cost("manhattan", x, x, {}); }, "(got 'manhattan')"));
   EXPECT_TRUE(rejects([&] { reference::L1Cost(x, x).jacobian_product(Matrix::Ones(2, 3)); }, "E must be 3 x 3"));
+  EXPECT_TRUE(rejects([&] { reference::SqEuclideanCost(x, x).jacobian_product(Matrix::Ones(3, 2)); },
+                      "E must be 3 x 3 (rows of x by rows of y), got 3 x 2"));
 }
 
 }  // namespace

@@ -17,12 +17,18 @@ namespace sdtw::reference {
 // x and y non-empty and finite, with the same number of features.
 void check_cost_inputs(const Matrix& x, const Matrix& y);
 
+// E (the upstream of a Jacobian product) is rows of x by rows of y.
+void check_alignment_shape(const Matrix& E, const Matrix& x, const Matrix& y);
+
 // What every cost below holds: x and y, checked by check_cost_inputs.
 class PairwiseCost {
  public:
   PairwiseCost(const Matrix& x, const Matrix& y);
 
  protected:
+  // E's shape checked; the gradients' accumulators, zero.
+  Gradients zero_gradients(const Matrix& E) const;
+
   Matrix x_;
   Matrix y_;
 };
@@ -79,7 +85,6 @@ class NamedCost {
 
  private:
   Any cost_;
-  long n_, m_;
 };
 
 // The names NamedCost takes, in the order of its table.
