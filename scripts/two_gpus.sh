@@ -49,22 +49,25 @@ status=0
 if [ $skip_tests = 0 ]; then
   # Every GPU test, the multi-device ones included; the CPU tests are CI's.
   echo "two_gpus.sh: ctest -L gpu with $count GPUs visible"
-  ctest --test-dir "$build" -L gpu -j 4 --timeout 900 --output-on-failure >"$out/ctest.log" 2>&1 || status=1
+  ctest_rc=0
+  ctest --test-dir "$build" -L gpu -j 4 --timeout 900 --output-on-failure >"$out/ctest.log" 2>&1 || ctest_rc=$?
+  [ $ctest_rc = 0 ] || status=1
   # The multi-device tests by name: ctest keeps the output of sdtw_torch_pytest_gpu, which holds
   # them, only when it fails.
   python3 -m pytest -q -rA -p no:cacheprovider pytorch/tests/python/test_multi_device.py >"$out/multi_device.log" 2>&1 ||
     status=1
   {
     echo "ctest -L gpu at ${SDTW_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)} on $count x $(nvidia-smi --query-gpu=name --format=csv,noheader -i 0), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    # ctest's own summary is its last such line: a test's output may hold such lines too.
-    grep -E "tests passed, [0-9]+ tests failed out of" "$out/ctest.log" | tail -1
+    # ctest's own summary is its last such line: a test's output may hold such lines too. With no
+    # failure ctest writes "100% tests passed out of N", without the failed count.
+    grep -E "^[0-9]+% tests passed(, [0-9]+ tests failed)? out of [0-9]+" "$out/ctest.log" | tail -1
     grep -E "^Total Test time" "$out/ctest.log" | tail -1
     echo "multi-device tests (pytest -rA pytorch/tests/python/test_multi_device.py): $(tail -1 "$out/multi_device.log")"
     grep -E "^(PASSED|FAILED|SKIPPED|ERROR) " "$out/multi_device.log"
     grep -E "^\s*[0-9]+/[0-9]+ Test +#" "$out/ctest.log" | sed -E 's/ +/ /g'
   } >"$out/ctest.txt"
   # The failures' output stays beside the summary; the passing tests' output is not kept.
-  if ! grep -E "tests passed, [0-9]+ tests failed out of" "$out/ctest.log" | tail -1 | grep -q " 0 tests failed"; then
+  if [ $ctest_rc != 0 ]; then
     awk '/The following tests FAILED/,0' "$out/ctest.log" >>"$out/ctest.txt"
     { echo "the failed tests' output (ctest --output-on-failure), from the run in ctest.txt"
       grep -B2 -A40 -E "\*\*\*Failed" "$out/ctest.log" | head -400; } >"$out/ctest-failures.txt"
