@@ -10,7 +10,8 @@
 // value are compared with the float64 reference on the same float32 cost (the grid's "own" error;
 // here the float64 cost rounded to float32).
 // R kept as: float64 (today), float32, two floats with the cost added exactly (two TwoSums), two
-// floats with the cost and the log term first summed in float32 (one TwoSum).
+// floats with the cost and the log term first summed in float32 (one TwoSum); or not kept, each cell
+// holding its float32 differences to its left and upper neighbours.
 // Run: sdtw_chain_precision SEED N [DIM]   (the grid's inputs for that seed at DIM = 8, the default)
 #include <algorithm>
 #include <cmath>
@@ -126,6 +127,24 @@ struct Outcome {
   Matrix E;
 };
 
+// E swept back in float64 from the decoded weights of every cell.
+Matrix swept_back(const std::vector<Weights>& w, long n, long m) {
+  Matrix E = Matrix::Zero(n, m);
+  for (long i = n - 1; i >= 0; --i)
+    for (long j = m - 1; j >= 0; --j) {
+      if (i == n - 1 && j == m - 1) {
+        E(i, j) = 1.0;
+        continue;
+      }
+      double e = 0;
+      if (i + 1 < n && j + 1 < m) e += E(i + 1, j + 1) * w[(i + 1) * m + j + 1].diag;
+      if (i + 1 < n) e += E(i + 1, j) * w[(i + 1) * m + j].up;
+      if (j + 1 < m) e += E(i, j + 1) * w[i * m + j + 1].left;
+      E(i, j) = e;
+    }
+  return E;
+}
+
 // The forward recursion with R kept as R, then E from the saved weights (float64 sweep).
 template <typename R>
 Outcome run(const Matrix& cost, double gamma) {
@@ -149,20 +168,45 @@ Outcome run(const Matrix& cost, double gamma) {
     std::swap(prev, cur);
     prev[0] = R::of(kInf);
   }
-  Matrix E = Matrix::Zero(n, m);
-  for (long i = n - 1; i >= 0; --i)
-    for (long j = m - 1; j >= 0; --j) {
-      if (i == n - 1 && j == m - 1) {
-        E(i, j) = 1.0;
-        continue;
-      }
-      double e = 0;
-      if (i + 1 < n && j + 1 < m) e += E(i + 1, j + 1) * w[(i + 1) * m + j + 1].diag;
-      if (i + 1 < n) e += E(i + 1, j) * w[(i + 1) * m + j].up;
-      if (j + 1 < m) e += E(i, j + 1) * w[i * m + j + 1].left;
-      E(i, j) = e;
+  return {prev[m].value(), swept_back(w, n, m)};
+}
+
+
+// R never held at all: each cell keeps its differences to its neighbours, H = R(i, j) - R(i, j-1)
+// and V = R(i, j) - R(i-1, j), in float32 (bounded by the costs, whatever R's size), so the three
+// predecessors relative to the diagonal one are 0, H(i-1, j) and V(i, j-1). The value is summed in
+// float64 along the first row and the last column. Finite costs and no band only: the first row
+// and column have one predecessor each; elsewhere the diagonal one is finite.
+Outcome run_differences(const Matrix& cost, double gamma) {
+  const long n = cost.rows(), m = cost.cols();
+  const float exp2_scale = static_cast<float>(-1.4426950408889634 / gamma);
+  const float log2_scale = static_cast<float>(gamma * 0.6931471805599453);
+  std::vector<float> h_above(m), h_row(m);  // H of the row above and of this row, by column
+  std::vector<Weights> w(n * m);
+  double value = 0;
+  for (long j = 0; j < m; ++j) {
+    h_above[j] = static_cast<float>(cost(0, j));
+    w[j] = {0, 0, j == 0 ? 0.0f : 1.0f};
+    value += static_cast<float>(cost(0, j));
+  }
+  for (long i = 1; i < n; ++i) {
+    float v_left = static_cast<float>(cost(i, 0));  // V(i, 0): the first column's one predecessor
+    w[i * m] = {0, 1, 0};
+    for (long j = 1; j < m; ++j) {
+      const float u = h_above[j], l = v_left;
+      const float rmin = std::min(0.0f, std::min(u, l));
+      const float ed = ftz_exp2((0.0f - rmin) * exp2_scale), eu = ftz_exp2((u - rmin) * exp2_scale),
+                  el = ftz_exp2((l - rmin) * exp2_scale);
+      const float sum = ed + eu + el;
+      w[i * m + j] = encoded(ed, eu, el, 1.0f / sum);
+      const float t = std::fma(-log2_scale, std::log2(sum), static_cast<float>(cost(i, j)) + rmin);
+      h_row[j] = t - l;
+      v_left = t - u;
     }
-  return {prev[m].value(), E};
+    value += m == 1 ? static_cast<float>(cost(i, 0)) : v_left;
+    std::swap(h_above, h_row);
+  }
+  return {value, swept_back(w, n, m)};
 }
 
 int main(int argc, char** argv) {
@@ -196,6 +240,7 @@ int main(int argc, char** argv) {
     report(",", "float32", run<Float32R>(cost, gamma));
     report(",", "two floats (cost exact)", run<TwoFloatR<true>>(cost, gamma));
     report(",", "two floats (cost - log term in float32)", run<TwoFloatR<false>>(cost, gamma));
+    report(",", "neighbour differences in float32", run_differences(cost, gamma));
     std::printf("\n");
   }
 }
