@@ -222,9 +222,10 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     Beyond it:
       X_lengths (B,): the true lengths of padded series; the default init then averages each
         series linearly resampled to N rows (tslearn's initialisation).
-      weights (K, B): K barycenters in one batched call, row k weighting group k (zero: not a
-        member); returns (K, N_z, D). init may then be (K, N_z, D). Each group has its own clip,
-        early stopping and result, the same as K separate calls.
+      weights (K, B): K barycenters in one call, row k weighting group k (zero: not a member);
+        returns (K, N_z, D). init may then be (K, N_z, D). Adam runs the K groups batched, each
+        with its own clip, early stopping and result; L-BFGS runs them one after the other. Either
+        way the result is that of K separate calls.
       method='lbfgs': tslearn's method, scipy's L-BFGS-B as tslearn calls it (minimize(tol=tol,
         options=dict(maxiter=max_iter))), rewritten in torch (lbfgs.py): each group on its own,
         on tslearn's objective (the weights as given, ones for None), stopping once

@@ -79,9 +79,9 @@ def minimize_lbfgs(f_and_grad, x, max_iter, tol):
             return x, iterations, evaluations, "gradient"
         if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
             return x, iterations, evaluations, "reduction"
-        sy = step * (float(g.dot(d)) - gtd)
+        sy = float(s.dot(y))
         if sy > EPS * (-gtd * step):
-            pairs = (pairs + [(s, y, 1.0 / float(s.dot(y)))])[-MEMORY:]
+            pairs = (pairs + [(s, y, 1.0 / sy)])[-MEMORY:]
 
 
 def _line_search(f_and_grad, x, f, g, d, first):
