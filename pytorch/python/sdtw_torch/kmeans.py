@@ -38,7 +38,7 @@ class SoftDTWKMeans:
         empties a cluster is restarted (at most max(n_init, 10) attempts, as tslearn).
     barycenter_iter: iterations of each centroid update (tslearn's max_iter_barycenter).
     barycenter_method: 'lbfgs' (tslearn's) or 'adam' (softdtw-cuda-torch's schedule); the K
-        centroids are updated in one batched softdtw_barycenter call from the current ones.
+        centroids are updated in one softdtw_barycenter call from the current ones.
     init: 'k-means++' (seeding weighted by the soft-DTW divergence to the nearest chosen centre,
         which is >= 0 where raw soft-DTW values can be negative), 'random' (K distinct series),
         or a (K, N_z, D) tensor of initial centres of any length N_z >= 1, as tslearn's: the
