@@ -48,10 +48,10 @@ def minimize_lbfgs(f_and_grad, x, max_iter, tol):
     ABNORMAL_TERMINATION_IN_LNSRCH).
     """
     x = x.detach().clone()
+    if max_iter == 0:  # tslearn returns its init without a call to scipy
+        return x, 0, 0, "max_iter"
     f, g = f_and_grad(x)
     evaluations, iterations = 1, 0
-    if max_iter == 0:
-        return x, 0, evaluations, "max_iter"
     if float(g.abs().max()) <= tol:
         return x, 0, evaluations, "gradient"
 

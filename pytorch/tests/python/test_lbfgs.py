@@ -40,7 +40,7 @@ def test_same_iterates_as_scipys_lbfgsb(size, seed, tol, max_iter):
 def test_stops_at_once_on_a_small_gradient_or_max_iter_zero():
     x0 = torch.ones(3, dtype=torch.float64)  # Rosenbrock's minimum: gradient 0
     assert minimize_lbfgs(rosenbrock, x0, 10, 1e-5)[1:] == (0, 1, "gradient")
-    assert minimize_lbfgs(rosenbrock, x0 + 1, 0, 1e-5)[1:] == (0, 1, "max_iter")
+    assert minimize_lbfgs(rosenbrock, x0 + 1, 0, 1e-5)[1:] == (0, 0, "max_iter")
 
 
 def test_a_gradient_that_does_not_match_f_ends_in_line_search():
