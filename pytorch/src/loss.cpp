@@ -1,7 +1,8 @@
 // The front's operators, which take every option of the loss and are what the C++ module
 // (sdtw::nn) and the Python package both call: sdtw::soft_dtw_loss, sdtw::soft_dtw_cost_loss,
 // sdtw::alignment, sdtw::alignment_from_cost; sdtw::soft_dtw_options, which resolves the options
-// alone, and sdtw::zero_padding, the loss's first step, for Python's callable dist. They validate
+// alone, and sdtw::zero_padding, the loss's first step (integer series promoted, padding zeroed),
+// for Python's callable dist. They validate
 // the options and name them; they are composites of the value operators, so autograd, autocast
 // and fake tensors (torch.compile) come from those.
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -55,10 +56,26 @@ at::Tensor padding_zeroed(const at::Tensor& t, const c10::optional<at::Tensor>& 
   return batched ? masked : masked.squeeze(0);
 }
 
+// An integer or bool series (a target of class indices or levels) is promoted, as tslearn's float
+// conversion does, to the other's floating dtype, or torch's default dtype when neither is floating;
+// the value operators, called directly, still refuse it.
+std::tuple<at::Tensor, at::Tensor> floating_pair(const at::Tensor& x, const at::Tensor& y) {
+  if (!x.defined() || !y.defined()) return {x, y};
+  const bool x_floating = at::isFloatingType(x.scalar_type()), y_floating = at::isFloatingType(y.scalar_type());
+  const at::ScalarType to = x_floating   ? x.scalar_type()
+                            : y_floating ? y.scalar_type()
+                                         : at::typeMetaToScalarType(at::get_default_dtype());
+  const auto promoted = [to](const at::Tensor& t) {
+    return at::isIntegralType(t.scalar_type(), /*includeBool=*/true) ? t.to(to) : t;
+  };
+  return {promoted(x), promoted(y)};
+}
+
 std::tuple<at::Tensor, at::Tensor> zero_padding(const at::Tensor& x, const at::Tensor& y,
                                                 const c10::optional<at::Tensor>& x_lengths,
                                                 const c10::optional<at::Tensor>& y_lengths) {
-  return {padding_zeroed(x, x_lengths), padding_zeroed(y, y_lengths)};
+  const auto [xf, yf] = floating_pair(x, y);
+  return {padding_zeroed(xf, x_lengths), padding_zeroed(yf, y_lengths)};
 }
 
 }  // namespace
@@ -159,7 +176,8 @@ at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::option
                      c10::string_view dist, bool check_inputs) {
   const LossOptions o = resolve_options(gamma, bandwidth, false, dist, false, "none");
   const at::NoGradGuard no_grad;
-  const at::Tensor E = alignment_from_cost(ops::pairwise_cost(x, y, o.dist), x_lengths, y_lengths, gamma, bandwidth,
+  const auto [xf, yf] = floating_pair(x, y);
+  const at::Tensor E = alignment_from_cost(ops::pairwise_cost(xf, yf, o.dist), x_lengths, y_lengths, gamma, bandwidth,
                                            false);
   if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
   return E;

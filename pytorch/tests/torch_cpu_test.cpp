@@ -89,6 +89,20 @@ TEST(TorchCpu, Float32ValuesAndHalfInputs) {
   EXPECT_EQ(vb.scalar_type(), torch::kFloat);
 }
 
+// The C++ front promotes an integer target as Python's does: both call sdtw::soft_dtw_loss.
+TEST(TorchCpu, IntegerTargetIsPromoted) {
+  torch::manual_seed(5);
+  const at::Tensor x = randn({2, 6, 3}).requires_grad_(), same = x.detach().clone().requires_grad_();
+  const at::Tensor y = torch::randint(-3, 4, {2, 5, 3});
+  const at::Tensor values = sdtw::nn::soft_dtw(x, y, opts(0.5));
+  const at::Tensor expected = sdtw::nn::soft_dtw(same, y.to(torch::kDouble), opts(0.5));
+  EXPECT_TRUE(torch::equal(values, expected));
+  values.sum().backward();
+  expected.sum().backward();
+  EXPECT_TRUE(torch::equal(x.grad(), same.grad()));
+  EXPECT_EQ(sdtw::nn::soft_dtw(y, y.to(torch::kInt), opts(0.5)).scalar_type(), torch::kFloat) << "torch's default dtype";
+}
+
 TEST(TorchCpu, CostTensorAndAlignment) {
   torch::manual_seed(5);
   const at::Tensor x = randn({2, 6, 3}), y = randn({2, 5, 3});

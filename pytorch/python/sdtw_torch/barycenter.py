@@ -7,8 +7,10 @@ import torch
 from .checks import _first_bad, integer_at_least, number_at_least
 from .cdist import check_series_set, check_set_lengths
 from .functional import _check_gamma, soft_dtw
+from .lbfgs import minimize_lbfgs
 
 METHODS = ("adam", "lbfgs")
+DEFAULT_TOL = {"adam": 1e-5, "lbfgs": 1e-3}  # softdtw-cuda-torch's early stopping; tslearn's minimize(tol=)
 
 
 def resample(X, lengths, size):
@@ -36,9 +38,10 @@ def resample(X, lengths, size):
 
 
 def _check_weights(weights, B, device, dtype):
-    """(K, B) non-negative weights, each row normalised to sum 1, and whether the caller gave one group."""
+    """(K, B) non-negative weights, each row normalised to sum 1; each row's sum as given (K,) (B for
+    None: tslearn's weights are ones); and whether the caller gave one group."""
     if weights is None:
-        return torch.full((1, B), 1.0 / B, device=device, dtype=dtype), True
+        return torch.full((1, B), 1.0 / B, device=device, dtype=dtype), torch.full((1,), float(B), dtype=dtype), True
     w = torch.as_tensor(weights).to(device=device, dtype=dtype)
     single = w.dim() == 1
     if single:
@@ -55,7 +58,7 @@ def _check_weights(weights, B, device, dtype):
     if bool((total <= 0).any()):
         empty = int((total.squeeze(1) <= 0).nonzero()[0])
         raise ValueError(f"weights must have a positive sum in every group (group {empty} sums to 0)")
-    return w / total, single
+    return w / total, total.squeeze(1).cpu(), single
 
 
 def _check_init(init, K, single, X, device):
@@ -100,7 +103,8 @@ def _check_options(max_iter, lr, patience, tol, method):
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
         raise ValueError(f"lr must be a finite number > 0 (got {lr!r})")
     integer_at_least(patience, 1, "patience")
-    number_at_least(tol, 0, "tol")
+    if tol is not None:
+        number_at_least(tol, 0, "tol")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)} (got {method!r})")
 
@@ -183,33 +187,28 @@ def _adam(Z, objective, max_iter, lr, early_stopping, patience, tol, verbose):
             objective.keep_groups(moving.view(-1))
 
 
-def _lbfgs(Z, objective, max_iter, tol, verbose):
-    """tslearn's method: L-BFGS (torch.optim.LBFGS, strong Wolfe line search, step 1) on the sum of
-    the groups' objectives, which is separable, so each group still reaches its own minimum."""
-    optimizer = torch.optim.LBFGS([Z], lr=1, max_iter=max_iter, tolerance_change=tol,
-                                  line_search_fn="strong_wolfe")
-    evaluations = [0]
+def _lbfgs(z, objective, total, max_iter, tol, verbose, group):
+    """One group's barycenter by minimize_lbfgs from z (N_z, D), as tslearn's scipy call: the
+    objective is scaled back to tslearn's sum_b w_b soft_dtw(z, X_b) with the weights as given,
+    whose size the stopping thresholds see."""
+    shape = (1,) + tuple(z.shape)
+
+    def f_and_grad(x):
+        zk = x.detach().view(shape).requires_grad_()
+        value = objective(zk)[0] * total
+        (grad,) = torch.autograd.grad(value, zk)
+        return float(value), grad.reshape(-1)
+
     start = time.time()
-
-    def closure():
-        optimizer.zero_grad()
-        loss = objective(Z).sum()
-        loss.backward()
-        evaluations[0] += 1
-        if verbose and evaluations[0] % 20 == 0:
-            print(f"softdtw_barycenter: L-BFGS evaluation {evaluations[0]:4d} | loss {loss.item():.6g} | "
-                  f"{time.time() - start:.2f} s")
-        return loss
-
-    if max_iter > 0:
-        optimizer.step(closure)
-        if verbose:
-            print(f"softdtw_barycenter: L-BFGS done after {optimizer.state[Z]['n_iter']} iterations, "
-                  f"{evaluations[0]} evaluations")
+    x, iterations, evaluations, reason = minimize_lbfgs(f_and_grad, z.reshape(-1), max_iter, tol)
+    if verbose:
+        print(f"softdtw_barycenter: L-BFGS of group {group} stopped ({reason}) after {iterations} iterations, "
+              f"{evaluations} evaluations, {time.time() - start:.2f} s")
+    return x.view(z.shape)
 
 
 def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init=None, device=None,
-                       verbose=False, fused=None, early_stopping=True, patience=10, tol=1e-5,
+                       verbose=False, fused=None, early_stopping=True, patience=10, tol=None,
                        X_lengths=None, method="adam"):
     """Soft-DTW barycenter: argmin_Z sum_b w_b soft_dtw(Z, X[b]) (Cuturi & Blondel 2017, section 4).
 
@@ -223,12 +222,20 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     Beyond it:
       X_lengths (B,): the true lengths of padded series; the default init then averages each
         series linearly resampled to N rows (tslearn's initialisation).
-      weights (K, B): K barycenters in one batched call, row k weighting group k (zero: not a
-        member); returns (K, N_z, D). init may then be (K, N_z, D). Each group has its own clip,
-        early stopping and result, the same as K separate calls.
-      method='lbfgs': torch.optim.LBFGS with a strong Wolfe line search (tslearn's method), at
-        most max_iter iterations, stopping when the loss changes by less than tol; lr,
-        early_stopping and patience apply to Adam only.
+      weights (K, B): K barycenters in one call, row k weighting group k (zero: not a member);
+        returns (K, N_z, D). init may then be (K, N_z, D). Adam runs the K groups batched, each
+        with its own clip, early stopping and result; L-BFGS runs them one after the other. Either
+        way the result is that of K separate calls.
+      method='lbfgs': tslearn's method, scipy's L-BFGS-B as tslearn calls it (minimize(tol=tol,
+        options=dict(maxiter=max_iter))), rewritten in torch (lbfgs.py): each group on its own,
+        on tslearn's objective (the weights as given, ones for None), stopping once
+        max |gradient| <= tol or the objective's relative reduction (f_old - f) / max(|f_old|, |f|, 1)
+        <= tol, or after max_iter iterations. The iterates are L-BFGS-B's up to rounding (the same
+        iterations and evaluations on test problems); the difference left is that the objective
+        is computed in X's dtype where tslearn's is float64. lr, early_stopping and patience
+        apply to Adam only.
+      tol: None is the method's default, 1e-5 for Adam (softdtw-cuda-torch's) and 1e-3 for
+        L-BFGS (tslearn's).
     """
     check_series_set(X, "X")
     gamma = _check_gamma(gamma)
@@ -240,18 +247,19 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
     B, N, _ = X.shape
     lengths, _ = check_set_lengths(X_lengths, X, "X_lengths")
     check_finite_set(X, lengths, "X")
-    W, single = _check_weights(weights, B, device, X.dtype)
+    W, totals, single = _check_weights(weights, B, device, X.dtype)
     K = W.shape[0]
     if init is None:
         series = resample(X, lengths, N)
         Z = (W @ series.reshape(B, -1)).view(K, N, -1)
     else:
         Z = _check_init(init, K, single, X, device)
-    Z.requires_grad_(True)
-    objective = _Objective(X, W, lengths, gamma, fused)
+    tol = DEFAULT_TOL[method] if tol is None else tol
     if method == "adam":
-        _adam(Z, objective, max_iter, lr, early_stopping, patience, tol, verbose)
+        Z.requires_grad_(True)
+        _adam(Z, _Objective(X, W, lengths, gamma, fused), max_iter, lr, early_stopping, patience, tol, verbose)
+        Z = Z.detach()
     else:
-        _lbfgs(Z, objective, max_iter, tol, verbose)
-    Z = Z.detach()
+        Z = torch.stack([_lbfgs(Z[k], _Objective(X, W[k:k + 1], lengths, gamma, fused), float(totals[k]), max_iter,
+                                tol, verbose, k) for k in range(K)])
     return Z[0] if single else Z

@@ -192,6 +192,7 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
     o = _convert(gamma, bandwidth, False, dist, None, "none")
     if callable(o.dist):
         with torch.no_grad():
+            x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)  # the loss's first step: integer series promoted
             return torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth,
                                                       bool(check_inputs))
     return torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist, bool(check_inputs))

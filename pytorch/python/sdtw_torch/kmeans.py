@@ -38,17 +38,19 @@ class SoftDTWKMeans:
         empties a cluster is restarted (at most max(n_init, 10) attempts, as tslearn).
     barycenter_iter: iterations of each centroid update (tslearn's max_iter_barycenter).
     barycenter_method: 'lbfgs' (tslearn's) or 'adam' (softdtw-cuda-torch's schedule); the K
-        centroids are updated in one batched softdtw_barycenter call from the current ones.
+        centroids are updated in one softdtw_barycenter call from the current ones.
     init: 'k-means++' (seeding weighted by the soft-DTW divergence to the nearest chosen centre,
         which is >= 0 where raw soft-DTW values can be negative), 'random' (K distinct series),
-        or a (K, N, D) tensor of initial centres.
+        or a (K, N_z, D) tensor of initial centres of any length N_z >= 1, as tslearn's: the
+        barycenter updates start from the centres and keep their length.
     random_state: None, an int seed or a torch.Generator (sampling runs on the CPU).
     verbose: print the inertia of each round.
 
-    After fit: cluster_centers_ (K, N, D) on X's device, labels_ (B,) int64, inertia_ (float):
+    After fit: cluster_centers_ (K, N_z, D) on X's device, labels_ (B,) int64, inertia_ (float):
     tslearn's inertia, the mean over series of the squared soft-DTW value to their centre,
     n_iter_ (rounds of the kept run). Assignments minimise the raw soft-DTW value, through
-    cdist_soft_dtw; padded sets take X_lengths (B,), and centres have the padded length N.
+    cdist_soft_dtw; padded sets take X_lengths (B,). Centres have the padded length N, or
+    init's length N_z when init is a tensor.
     """
 
     def __init__(self, n_clusters=3, *, gamma=1.0, max_iter=50, tol=1e-6, n_init=1, barycenter_iter=100,
@@ -64,7 +66,7 @@ class SoftDTWKMeans:
                              f"(got {barycenter_method!r})")
         self.barycenter_method = barycenter_method
         if not isinstance(init, torch.Tensor) and init not in ("k-means++", "random"):
-            raise ValueError(f"init must be 'k-means++', 'random' or a (K, N, D) tensor (got {init!r})")
+            raise ValueError(f"init must be 'k-means++', 'random' or a (K, N_z, D) tensor (got {init!r})")
         self.init = init
         self.random_state = random_state
         self.verbose = verbose
@@ -156,8 +158,10 @@ class SoftDTWKMeans:
         K = self.n_clusters
         if K > X.shape[0]:
             raise ValueError(f"n_clusters must be <= the number of series ({X.shape[0]}) (got {K})")
-        if isinstance(self.init, torch.Tensor) and tuple(self.init.shape) != (K,) + tuple(X.shape[1:]):
-            raise ValueError(f"init must have shape {(K,) + tuple(X.shape[1:])} (got {tuple(self.init.shape)})")
+        D = X.shape[2]
+        if isinstance(self.init, torch.Tensor) and (self.init.dim() != 3 or self.init.shape[0] != K
+                                                    or self.init.shape[1] < 1 or self.init.shape[2] != D):
+            raise ValueError(f"init must have shape ({K}, N_z, {D}) with N_z >= 1 (got {tuple(self.init.shape)})")
         if isinstance(self.init, torch.Tensor):
             check_finite_set(self.init, None, "init")
         generator = _generator(self.random_state)

@@ -33,6 +33,9 @@ class SoftDTW(torch.nn.Module):
     Call: sdtw(x, y, x_lengths=None, y_lengths=None); lengths (B,) integer tensors (or lists)
     give each pair's true lengths in a padded batch. float16/bfloat16 inputs (autocast) are
     computed in float32 and give float32 values; gradients come back in the input dtype.
+    An integer or bool x or y (a target of levels or class indices) is promoted to the other's
+    floating dtype, or to torch's default dtype when neither is floating, as tslearn converts
+    its inputs to floats; the same holds for soft_dtw, softdtw and alignment.
     """
 
     def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,

@@ -78,6 +78,46 @@ def test_lbfgs_reaches_a_stationary_point_no_worse_than_scipy():
     assert value <= scipy_value + 1e-9 * abs(scipy_value)
 
 
+def test_lbfgs_reproduces_tslearns_documented_barycenters():
+    """tslearn's softdtw_barycenter docstring examples (max_iter=5, its tol=1e-3; the second pair
+    of unequal lengths, which tslearn resamples for the init as X_lengths does here)."""
+    X = torch.tensor([[1.0, 2, 3, 4], [1, 2, 4, 5]], dtype=torch.float64).unsqueeze(2)
+    Z = sdtw_torch.softdtw_barycenter(X, method="lbfgs", max_iter=5)
+    np.testing.assert_allclose(Z.squeeze(1).numpy(), [1.25161574, 2.03821705, 3.5101956, 4.36140605], atol=1e-8)
+    X = torch.tensor([[1.0, 2, 3, 4, 0], [1, 2, 3, 4, 5]], dtype=torch.float64).unsqueeze(2)
+    Z = sdtw_torch.softdtw_barycenter(X, X_lengths=[4, 5], method="lbfgs", max_iter=5)
+    np.testing.assert_allclose(Z.squeeze(1).numpy(), [1.21349933, 1.8932251, 2.67573269, 3.51057026, 4.33645802],
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("seed,max_iter", [(20, 50), (21, 100), (22, 3)])
+def test_lbfgs_stops_where_scipys_lbfgsb_stops_as_tslearn_calls_it(seed, max_iter):
+    """tslearn's call, minimize(method='L-BFGS-B', tol=1e-3, options=dict(maxiter=max_iter)) on
+    sum_b w_b sdtw(z, X_b) with the weights as given, on the numpy reference: the same point.
+    A long run (tol=0) gives the optimum, which tol=1e-3 stops short of by tslearn's own margin."""
+    X = rand(5, 9, 2, seed=seed)
+    weights = np.array([1.0, 2.0, 0.5, 1.0, 3.0])
+    init = rand(7, 2, seed=seed + 100)
+
+    def fun(z):
+        v, g = reference_objective(z.reshape(7, 2), X.numpy(), weights, 0.4)
+        return v, g.ravel()
+
+    expected = minimize(fun, init.numpy().ravel(), jac=True, method="L-BFGS-B", tol=1e-3,
+                        options=dict(maxiter=max_iter))
+    Z = sdtw_torch.softdtw_barycenter(X, gamma=0.4, weights=torch.from_numpy(weights), init=init, method="lbfgs",
+                                      max_iter=max_iter)
+    np.testing.assert_allclose(Z.numpy().ravel(), expected.x, rtol=0, atol=1e-7)
+    value = fun(Z.numpy())[0]
+    optimum = sdtw_torch.softdtw_barycenter(X, gamma=0.4, weights=torch.from_numpy(weights), init=init,
+                                            method="lbfgs", max_iter=1000, tol=0.0)
+    best, grad = fun(optimum.numpy())
+    assert np.abs(grad).max() < 1e-6
+    assert best <= value
+    if expected.nit < max_iter:  # stopped by tol: within 1e-3 relative of the optimum (2e-4 and 8e-5 measured)
+        assert value <= best + 1e-3 * abs(best)
+
+
 @pytest.mark.parametrize("method", ["adam", "lbfgs"])
 def test_objective_decreases_float32(method):
     X = rand(6, 12, 3, seed=6, dtype=torch.float32)
@@ -204,7 +244,7 @@ def test_verbose_prints_progress(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and "iteration   40/40" in lines[1] and "loss" in lines[1]
     sdtw_torch.softdtw_barycenter(X, max_iter=40, verbose=True, method="lbfgs")
-    assert "L-BFGS done" in capsys.readouterr().out
+    assert "L-BFGS of group 0 stopped (reduction) after" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -248,7 +288,8 @@ def test_cuda_matches_cpu(method, fused):
     X = rand(8, 30, 3, seed=20)
     W = torch.zeros(2, 8, dtype=torch.float64)
     W[0, :5], W[1, 4:] = 1.0, 2.0
-    kw = dict(gamma=0.5, weights=W, method=method, fused=fused, max_iter=60)
+    # A small tol: L-BFGS's stop at tol=1e-3 could fall one iteration apart on rounding.
+    kw = dict(gamma=0.5, weights=W, method=method, fused=fused, max_iter=60, tol=1e-9)
     cpu = sdtw_torch.softdtw_barycenter(X, **kw)
     gpu64 = sdtw_torch.softdtw_barycenter(X, device="cuda", **kw)
     assert gpu64.is_cuda and gpu64.shape == (2, 30, 3)

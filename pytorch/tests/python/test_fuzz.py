@@ -164,13 +164,15 @@ def draw(rng, devices):
 
     if rng.random() < bad_p / 2:
         dtype = pick(rng, NOT_FLOATS)
-        bad.add(names[0])
+        if cost_api:  # integer x and y are promoted to torch's default dtype; an integer D is refused
+            bad.add(names[0])
     else:
         dtype = pick(rng, [torch.float64] * 4 + [torch.float32] * 3 + FLOATS[2:])
     d["dtypes"] = {k: dtype for k in names}
     if not cost_api and rng.random() < bad_p / 4:
         d["dtypes"]["y"] = pick(rng, [t for t in FLOATS if t != dtype])
-        bad.update(names)
+        if dtype in FLOATS:  # an integer x is promoted to y's dtype
+            bad.update(names)
     d["devices_of"] = {k: d["device"] for k in names}
     if fault == "meta":
         d["devices_of"][target] = "meta"
@@ -325,9 +327,11 @@ def check_result(d, tensors, out):
         expected = tuple(first.shape[:-1]) + (tensors["y"].shape[-2],)
     else:
         expected = (first.shape[0],) if batched and reduction == "none" else ()
-    value_dtype = torch.float64 if first.dtype is torch.float64 else torch.float32
+    # Integer series compute in the other's dtype, or torch's default when neither is floating.
+    dtype = next((t.dtype for t in tensors.values() if t.is_floating_point()), torch.get_default_dtype())
+    value_dtype = torch.float64 if dtype is torch.float64 else torch.float32
     if d["api"] == "alignment" and callable(d["kwargs"]["dist"]):
-        value_dtype = first.dtype  # E has the dtype of D, the callable's output
+        value_dtype = dtype  # E has the dtype of D, the callable's output
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != expected or out.dtype != value_dtype:
         got = (tuple(out.shape), out.dtype) if isinstance(out, torch.Tensor) else type(out).__name__
         return f"returned {got}, expected shape {expected} and dtype {value_dtype}"

@@ -1,6 +1,6 @@
 """SoftDTWKMeans: planted clusters of shifted and time-warped series are recovered (also padded,
-with lengths); inertia_, labels_, predict and n_init mean what tslearn's do; errors name the
-parameter. The `cuda` test runs the same clustering on CUDA."""
+with lengths); inertia_, labels_, predict and n_init mean what tslearn's do; init centres of
+another length keep it, as tslearn's; errors name the parameter. The `cuda` test runs the same clustering on CUDA."""
 import math
 
 import pytest
@@ -8,6 +8,7 @@ import torch
 
 import sdtw_torch
 from conftest import requires_cuda
+from sdtw_torch.barycenter import resample
 
 skip_without_cuda = requires_cuda[1]
 
@@ -103,6 +104,25 @@ def test_given_init_and_empty_clusters():
         sdtw_torch.SoftDTWKMeans(3, max_iter=2, init=far).fit(X)
 
 
+@pytest.mark.parametrize("length", [12, 30, 45])
+def test_init_centres_of_another_length_keep_it(length):
+    """tslearn's TimeSeriesKMeans takes init centres of any length: series are assigned by soft-DTW
+    to them, and each update is the members' barycenter started from the centre, of its length."""
+    X, truth, _ = planted(per_cluster=4, seed=9)
+    centres = resample(torch.stack([X[truth == k][0] for k in range(3)]), None, length)
+    kw = dict(gamma=0.1, barycenter_iter=15)
+    one_round = sdtw_torch.SoftDTWKMeans(3, max_iter=1, init=centres, **kw).fit(X)
+    first = sdtw_torch.cdist_soft_dtw(X, centres, gamma=0.1).argmin(1)
+    expected = torch.stack([sdtw_torch.softdtw_barycenter(X[first == k], init=centres[k], gamma=0.1, max_iter=15,
+                                                          method="lbfgs") for k in range(3)])
+    assert one_round.cluster_centers_.shape == (3, length, 1)
+    torch.testing.assert_close(one_round.cluster_centers_, expected, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(one_round.labels_, sdtw_torch.cdist_soft_dtw(X, expected, gamma=0.1).argmin(1))
+    km = sdtw_torch.SoftDTWKMeans(3, max_iter=5, init=centres, **kw).fit(X)
+    assert km.cluster_centers_.shape == (3, length, 1) and same_partition(km.labels_, truth)
+    torch.testing.assert_close(km.predict(X), km.labels_)
+
+
 @pytest.mark.parametrize("make,match", [
     (lambda: sdtw_torch.SoftDTWKMeans(0), "n_clusters must be an integer >= 1"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, gamma=0), "gamma must be"),
@@ -114,8 +134,12 @@ def test_given_init_and_empty_clusters():
     (lambda: sdtw_torch.SoftDTWKMeans(2, init="kmeans"), "init must be"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, random_state="x").fit(torch.randn(4, 5, 1)), "random_state must be"),
     (lambda: sdtw_torch.SoftDTWKMeans(5).fit(torch.randn(4, 5, 1)), r"n_clusters must be <= the number of series"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 4, 1)).fit(torch.randn(4, 5, 1)),
-     r"init must have shape \(2, 5, 1\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 4, 2)).fit(torch.randn(4, 5, 1)),
+     r"init must have shape \(2, N_z, 1\) with N_z >= 1 \(got \(2, 4, 2\)\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(3, 4, 1)).fit(torch.randn(4, 5, 1)),
+     r"init must have shape \(2, N_z, 1\) with N_z >= 1 \(got \(3, 4, 1\)\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 0, 1)).fit(torch.randn(4, 5, 1)),
+     r"init must have shape \(2, N_z, 1\) with N_z >= 1 \(got \(2, 0, 1\)\)"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5)), r"X must have shape \(B, N, D\)"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), r"X_lengths\[2\] = 6 is out of range \[1, 5\]"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).predict(torch.randn(4, 5, 1)), "call fit before predict"),

@@ -255,7 +255,10 @@ def test_operators_are_registered():
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(3, 4, 3)), ValueError, "same batch size"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 2)), ValueError, "same number of features"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3).float()), TypeError, "same dtype"),
-    (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3).long(), rand(2, 4, 3).long()), TypeError, "x must be a floating"),
+    (lambda: torch.ops.sdtw.soft_dtw_sqeuclidean(rand(2, 5, 3), rand(2, 4, 3).long(), 1.0), TypeError,
+     "y must be a floating"),
+    (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 4, 3).to(torch.complex128)), TypeError, "y must be a floating"),
+    (lambda: sdtw_torch.soft_dtw_cost(rand(2, 5, 3).long()), TypeError, "D .* must be a floating"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 0, 3), rand(2, 4, 3)), ValueError, "x must have at least one time step"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 3), rand(2, 0, 3)), ValueError, "y must have at least one time step"),
     (lambda: sdtw_torch.soft_dtw(rand(2, 5, 0), rand(2, 4, 0)), ValueError, "at least one feature"),
@@ -292,6 +295,54 @@ def test_operators_are_registered():
 def test_bad_inputs_are_rejected_with_the_argument_name(make, exc, match):
     with pytest.raises(exc, match=match):
         make()
+
+
+# ---- integer and bool series are promoted to a floating dtype ----
+
+def integer_target(*shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(-3, 4, shape, generator=g)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("options", [dict(), dict(fused=False), dict(dist="l1"), dict(normalize=True),
+                                     dict(dist=lambda a, b: torch.cdist(a, b) ** 2), dict(bandwidth=3, gamma=0.1)])
+@pytest.mark.parametrize("target", ["int64", "int32", "bool"])
+def test_an_integer_or_bool_target_is_promoted_to_the_other_dtype(dtype, options, target):
+    """tslearn's SoftDTWLossPyTorch-style call loss(prediction, target) with an integer target: the
+    value and the prediction's gradient are those of the call with the target converted."""
+    x = torch.randn(3, 6, 2, generator=torch.Generator().manual_seed(1), dtype=dtype)
+    y = integer_target(3, 5, 2, seed=2)
+    y = y > 0 if target == "bool" else y.to(getattr(torch, target))
+    for promoted_first, call in ((False, lambda a, b: sdtw_torch.soft_dtw(a, b, x_lengths=[6, 4, 5], **options)),
+                                 (True, lambda a, b: sdtw_torch.SoftDTW(**options)(b, a))):
+        xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+        value, expected = call(xa, y), call(xb, y.to(dtype))
+        assert value.dtype == expected.dtype == dtype
+        torch.testing.assert_close(value, expected, rtol=0, atol=0)
+        value.sum().backward()
+        expected.sum().backward()
+        torch.testing.assert_close(xa.grad, xb.grad, rtol=0, atol=0)
+        assert xa.grad.abs().sum() > 0
+
+
+def test_two_integer_series_take_torchs_default_dtype_and_alignment_promotes():
+    x, y = integer_target(2, 5, 3, seed=3), integer_target(2, 4, 3, seed=4)
+    value = sdtw_torch.soft_dtw(x, y)
+    assert value.dtype == torch.get_default_dtype() == torch.float32
+    torch.testing.assert_close(value, sdtw_torch.soft_dtw(x.float(), y.float()), rtol=0, atol=0)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        value64 = sdtw_torch.soft_dtw(x, y)
+    finally:
+        torch.set_default_dtype(previous)
+    assert value64.dtype == torch.float64
+    torch.testing.assert_close(value64, sdtw_torch.soft_dtw(x.double(), y.double()), rtol=0, atol=0)
+    xf = x.double()
+    for dist in ("sqeuclidean", lambda a, b: torch.cdist(a, b) ** 2):
+        torch.testing.assert_close(sdtw_torch.alignment(xf, y, dist=dist), sdtw_torch.alignment(xf, y.double(), dist=dist),
+                                   rtol=0, atol=1e-15)
 
 
 # ---- torch.compile and opcheck on the CPU (torch >= 2.4) ----
