@@ -6,7 +6,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from scipy.optimize import minimize
 
 import sdtw_torch
 from conftest import requires_cuda
@@ -59,6 +58,7 @@ def test_objective_gradient_matches_finite_differences():
 
 
 def test_lbfgs_reaches_a_stationary_point_no_worse_than_scipy():
+    minimize = pytest.importorskip("scipy.optimize").minimize  # a test oracle, not a dependency
     X = rand(4, 8, 2, seed=5)
     weights = [0.1, 0.4, 0.3, 0.2]
     init = X.mean(0)
@@ -95,6 +95,7 @@ def test_lbfgs_stops_where_scipys_lbfgsb_stops_as_tslearn_calls_it(seed, max_ite
     """tslearn's call, minimize(method='L-BFGS-B', tol=1e-3, options=dict(maxiter=max_iter)) on
     sum_b w_b sdtw(z, X_b) with the weights as given, on the numpy reference: the same point.
     A long run (tol=0) gives the optimum, which tol=1e-3 stops short of by tslearn's own margin."""
+    minimize = pytest.importorskip("scipy.optimize").minimize
     X = rand(5, 9, 2, seed=seed)
     weights = np.array([1.0, 2.0, 0.5, 1.0, 3.0])
     init = rand(7, 2, seed=seed + 100)
