@@ -46,7 +46,9 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
                                                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
 
 // The loss operators: soft-DTW values with their autograd in C++ (the state lives on the autograd
-// node, freed on return when no input requires a gradient). The backward is once differentiable.
+// node, freed on return when no input requires a gradient). On CPU tensors the backward is itself
+// differentiable (create_graph=True: Hessian-vector products, sdtw::alignment_backward); on CUDA
+// not yet (NotImplementedError).
 at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
                          const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                          const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
@@ -77,7 +79,7 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               c10::optional<double> bandwidth = c10::nullopt, const std::string& reduction = "none",
                               const c10::optional<at::Tensor>& D_xx = c10::nullopt,
                               const c10::optional<at::Tensor>& D_yy = c10::nullopt, bool check_inputs = false);
-// The expected alignment E = d sdtw / d D (not differentiable), of x and y for dist or of D.
+// The expected alignment E = d sdtw / d D, of x and y for dist or of D; differentiable on CPU tensors.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y,
                      const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                      const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
