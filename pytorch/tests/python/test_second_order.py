@@ -45,6 +45,17 @@ def test_gradgradcheck_series(fused, normalize, x_shape, y_shape, keywords):
     assert gradgradcheck(loss, (x, y))
 
 
+def l1_cost(a, b):
+    """A callable dist: its cost reaches the cost-tensor loss."""
+    return (a.unsqueeze(-2) - b.unsqueeze(-3)).abs().sum(-1)
+
+
+@pytest.mark.parametrize("dist", ["euclidean", "cosine", l1_cost], ids=["euclidean", "cosine", "callable_l1"])
+def test_gradgradcheck_other_costs(dist):
+    x, y = leaf(randn(2, 4, 2, seed=28)), leaf(randn(2, 3, 2, seed=29))
+    assert gradgradcheck(lambda x, y: sdtw_torch.soft_dtw(x, y, gamma=0.7, dist=dist, normalize=True), (x, y))
+
+
 COST_CASES = [
     ((2, 4, 3), {}),
     ((2, 1, 4), {}),
@@ -64,8 +75,7 @@ def test_gradgradcheck_cost(shape, keywords):
 def test_gradcheck_alignment_of_series_and_callable_dist():
     x, y = leaf(randn(2, 4, 2, seed=4)), leaf(randn(2, 5, 2, seed=5))
     assert gradcheck(lambda x, y: sdtw_torch.alignment(x, y, gamma=0.5, x_lengths=[4, 3]), (x, y))
-    l1 = lambda a, b: (a.unsqueeze(-2) - b.unsqueeze(-3)).pow(2).sum(-1)  # noqa: E731
-    assert gradcheck(lambda x, y: sdtw_torch.alignment(x, y, gamma=0.5, dist=l1), (x, y))
+    assert gradcheck(lambda x, y: sdtw_torch.alignment(x, y, gamma=0.5, dist=l1_cost), (x, y))
 
 
 def block_E(D, gamma, bandwidth, n, m):
