@@ -1,7 +1,6 @@
 // The expected alignment E(D) = d sdtw / d D as a differentiable function of the cost: its backward
 // is the Hessian-vector product sdtw::alignment_backward. The loss nodes (autograd.cpp) build their
 // gradient g * E(D) on it under create_graph=True, and sdtw::alignment_from_cost returns it.
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
@@ -16,15 +15,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
-                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("sdtw::alignment_backward", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, int64_t,
-                                               const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&)>();
-  return op.call(G, D, gamma, bandwidth, x_lengths, y_lengths);
-}
 
 // E from the forward's state of D (on the CPU the state is E itself).
 at::Tensor alignment_values(const at::Tensor& D, double gamma, int64_t bandwidth,
@@ -51,10 +41,10 @@ struct AlignmentFunction : public torch::autograd::Function<AlignmentFunction> {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& D = saved[0];
     check_second_order_device(D);
-    const at::Tensor G = alignment_backward(grads[0], D, ctx->saved_data["gamma"].toDouble(),
-                                            ctx->saved_data["bandwidth"].toInt(), present(saved[1]),
-                                            present(saved[2]));
-    return {G, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    const at::Tensor grad_D = ops::alignment_backward(grads[0], D, ctx->saved_data["gamma"].toDouble(),
+                                                     ctx->saved_data["bandwidth"].toInt(), present(saved[1]),
+                                                     present(saved[2]));
+    return {grad_D, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 

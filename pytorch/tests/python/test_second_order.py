@@ -198,6 +198,12 @@ def test_cuda_double_backward_and_alignment_gradient_are_clear_errors(fused):
         torch.autograd.grad(E.sum(), x)
 
 
+@pytest.mark.skipif(not sdtw_torch.COMPILE_SUPPORTED, reason="torch.library.opcheck needs torch >= 2.4")
+def test_opcheck_alignment_backward():
+    D, G = randn(2, 5, 4, seed=30).abs(), randn(2, 5, 4, seed=31)
+    torch.library.opcheck(torch.ops.sdtw.alignment_backward.default, (G, D, 0.5, 2, torch.tensor([5, 3]), None))
+
+
 def test_alignment_backward_has_meta_shapes():
     D = randn(2, 4, 3, seed=27)
     out = torch.ops.sdtw.alignment_backward(torch.zeros_like(D).to("meta"), D.to("meta"), 1.0)
