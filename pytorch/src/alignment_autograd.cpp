@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "checks.hpp"
 #include "ops_internal.hpp"
 #include "sdtw/torch/ops.hpp"
 
@@ -23,7 +24,7 @@ at::Tensor alignment_values(const at::Tensor& D, double gamma, int64_t bandwidth
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   std::vector<int64_t> per_pair;  // the values' shape: (B,), or () unbatched
   if (D.dim() == 3) per_pair.push_back(D.size(0));
-  const at::Tensor ones = at::ones(per_pair, D.options().dtype(at::kDouble));
+  const at::Tensor ones = at::ones(per_pair, D.options().dtype(compute_dtype(D.scalar_type())));  // no cast kernel
   return ops::cost_backward(ones, D, state, gamma, bandwidth, x_lengths, y_lengths);
 }
 
