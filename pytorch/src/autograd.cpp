@@ -1,7 +1,9 @@
 // The loss operators sdtw::soft_dtw_sqeuclidean and sdtw::soft_dtw_cost: soft-DTW values with
 // their autograd in C++, so that a training step is one dispatcher call forward and one C++ node
 // backward (no Python on the hot path). Without a gradient no state is kept: on CUDA the
-// values-only kernels run, on the CPU the state is freed on return.
+// values-only kernels run, on the CPU the state is freed on return. Under create_graph=True the
+// CPU backward is built of differentiable pieces, g * E(D) (alignment_autograd.cpp) chained
+// through the cost, so it has a gradient of its own.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
@@ -16,11 +18,15 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-void check_no_double_backward() {
-  TORCH_CHECK(!at::GradMode::is_enabled(),
-              "sdtw: double backward (create_graph=True through soft-DTW) is not supported: the soft-DTW "
-              "gradient is computed by a kernel that is itself not differentiable");
+// create_graph=True: the backward must itself be differentiable (CPU only, for now).
+bool differentiable_backward(const at::Tensor& input) {
+  if (!at::GradMode::is_enabled()) return false;
+  check_second_order_device(input);
+  return true;
 }
+
+// dvalues (B,) or () against a (B, N, M) or (N, M) alignment.
+at::Tensor per_pair(const at::Tensor& dvalues) { return dvalues.unsqueeze(-1).unsqueeze(-1); }
 
 // On CUDA the fused backward overwrites the saved state (the softmin weights become E). A second
 // backward through the same node (retain_graph=True, gradcheck) therefore recomputes the state
@@ -83,9 +89,12 @@ struct CostFunction : public torch::autograd::Function<CostFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    check_no_double_backward();
     Saved s = saved(ctx);
     const at::Tensor& D = s.inputs[0];
+    if (differentiable_backward(D)) {
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.state);
+      return {per_pair(grads[0].to(E.scalar_type())) * E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     at::Tensor E = ops::cost_backward(grads[0], D, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
     return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
@@ -103,9 +112,17 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    check_no_double_backward();
     Saved s = saved(ctx);
     const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
+    if (differentiable_backward(x)) {
+      // The first-order path's float64 arithmetic, in torch ops: D, then g * E(D) through the cost.
+      const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
+      const at::Tensor D = ops::pairwise_cost(x64, y64, "sqeuclidean");
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.state);
+      auto [gx, gy] = sqeuclidean_cost_backward_composite(per_pair(grads[0].to(at::kDouble)) * E, x64, y64);
+      return {gx.to(x.scalar_type()), gy.to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
+              at::Tensor()};
+    }
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     if (state_consumed(ctx, s.state))
       s.state = std::get<1>(ops::sqeuclidean_forward(x, y, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));

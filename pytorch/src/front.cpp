@@ -50,6 +50,12 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
   return op.call(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths);
 }
 
+at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
+                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<decltype(alignment_backward)>("sdtw::alignment_backward");
+  return op.call(G, D, gamma, bandwidth, x_lengths, y_lengths);
+}
+
 at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth,
                          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
   static const auto op = handle<at::Tensor(const at::Tensor&, double, int64_t, const c10::optional<at::Tensor>&,

@@ -165,17 +165,15 @@ at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tens
                                const c10::optional<at::Tensor>& y_lengths, double gamma,
                                c10::optional<double> bandwidth, bool check_inputs) {
   const int64_t band = operator_band(bandwidth);
-  const at::NoGradGuard no_grad;
-  auto [values, state] = ops::cost_forward(D, gamma, band, x_lengths, y_lengths);
+  at::Tensor E = alignment_of_cost(D, gamma, band, x_lengths, y_lengths);
   if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
-  return ops::cost_backward(at::ones_like(values), D, state, gamma, band, x_lengths, y_lengths);
+  return E;
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                      const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                      c10::string_view dist, bool check_inputs) {
   const LossOptions o = resolve_options(gamma, bandwidth, false, dist, false, "none");
-  const at::NoGradGuard no_grad;
   const auto [xf, yf] = floating_pair(x, y);
   const at::Tensor E = alignment_from_cost(ops::pairwise_cost(xf, yf, o.dist), x_lengths, y_lengths, gamma, bandwidth,
                                            false);

@@ -1,26 +1,22 @@
 // The operator schemas (TORCH_LIBRARY(sdtw)), their CPU implementations through the float64
 // reference, and pairwise_cost, a composite of plain torch ops shared by the C++ and Python fronts.
-#include <ATen/Parallel.h>
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <limits>
-#include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "checks.hpp"
 #include "ops_internal.hpp"
-#include "sdtw/reference/batch.hpp"
+#include "reference_batch.hpp"
 #include "sdtw/torch/ops.hpp"
 
 namespace sdtw::ops::detail {
 namespace {
 
 namespace ref = sdtw::reference;
-static_assert(std::is_same_v<int64_t, long>, "the reference takes lengths as long");
 
 // Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B, in `dtype`) and E
 // (B, N, M, float64). A pair whose value is not finite in `dtype` (NaN or +inf costs, or float32
@@ -29,28 +25,14 @@ std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const P
                                                   int64_t bandwidth, at::ScalarType dtype) {
   at::Tensor values = at::empty({p.batch}, D64.options());
   at::Tensor E = at::empty({p.batch, p.n, p.m}, D64.options());
-  ref::Options options;
-  options.gamma = gamma;
-  if (bandwidth >= 0) options.bandwidth = bandwidth;
-  const int64_t* x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
-  const int64_t* y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
   const int64_t cells = p.n * p.m;
-  try {
-    at::parallel_for(0, p.batch, 1, [&](int64_t b0, int64_t b1) {
-      ref::BatchShape s;
-      s.batch = b1 - b0;
-      s.n = p.n;
-      s.m = p.m;
-      s.x_len = x_len ? x_len + b0 : nullptr;
-      s.y_len = y_len ? y_len + b0 : nullptr;
-      const ref::CostBatchResult r =
-          ref::soft_dtw_cost_batch(D64.data_ptr<double>() + b0 * cells, s, options, /*with_alignment=*/true);
-      std::copy(r.values.begin(), r.values.end(), values.data_ptr<double>() + b0);
-      std::copy(r.E.begin(), r.E.end(), E.data_ptr<double>() + b0 * cells);
-    });
-  } catch (const std::invalid_argument& e) {
-    TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
-  }
+  const ref::Options options = reference_options(gamma, bandwidth);
+  for_each_chunk(p, [&](const ref::BatchShape& s, int64_t b0) {
+    const ref::CostBatchResult r =
+        ref::soft_dtw_cost_batch(D64.data_ptr<double>() + b0 * cells, s, options, /*with_alignment=*/true);
+    std::copy(r.values.begin(), r.values.end(), values.data_ptr<double>() + b0);
+    std::copy(r.E.begin(), r.E.end(), E.data_ptr<double>() + b0 * cells);
+  });
   const at::Tensor out = values.to(dtype);
   const at::Tensor undefined = at::isfinite(out).logical_not().view({p.batch, 1, 1});
   E.masked_fill_(undefined, std::numeric_limits<double>::quiet_NaN());

@@ -15,6 +15,7 @@ from .module import SoftDTW
 from .barycenter import softdtw_barycenter
 from .cdist import cdist_soft_dtw
 from .kmeans import SoftDTWKMeans
+from .dilate import DilateLoss, dilate, dilate_omega
 
 COMPILE_SUPPORTED = _fake.NEW_API  # torch >= 2.4: fake tensors registered for torch.compile
 
@@ -29,6 +30,9 @@ __all__ = [
     "softdtw_barycenter",
     "cdist_soft_dtw",
     "SoftDTWKMeans",
+    "dilate",
+    "dilate_omega",
+    "DilateLoss",
     "built_with_cuda",
     "LIBRARY_PATH",
     "COMPILE_SUPPORTED",

@@ -90,6 +90,11 @@ def _sqeuclidean_cost_backward(G, x, y):
     )
 
 
+def _alignment_backward(G, D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+    _same_device("D", D, (x_lengths, y_lengths), G=G)
+    return torch.empty_like(D, memory_format=torch.contiguous_format)
+
+
 def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
     _same_device("X", X, (x_lengths, y_lengths), Y=Y, x_index=x_index, y_index=y_index)
     return X.new_empty((x_index.shape[0],), dtype=_value_dtype(X.dtype))
@@ -105,6 +110,7 @@ _FAKES = {
     "sqeuclidean_backward": _sqeuclidean_backward,
     "pairwise_soft_dtw_sqeuclidean": _pairwise_soft_dtw_sqeuclidean,
     "sqeuclidean_cost_backward": _sqeuclidean_cost_backward,
+    "alignment_backward": _alignment_backward,
 }
 
 if NEW_API:

@@ -175,7 +175,8 @@ def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=N
 def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False):
     """The expected alignment E = d soft_dtw_cost(D) / d D, same shape as D, entries in [0, 1].
 
-    Zero in padding and outside the band. Not differentiable.
+    Zero in padding and outside the band. Differentiable in D on CPU tensors: the gradient of
+    <G, E> is the Hessian-vector product H G of soft_dtw_cost (CUDA: NotImplementedError).
     """
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
@@ -185,14 +186,16 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
 
 def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=None, y_lengths=None,
               check_inputs=False):
-    """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist. Not differentiable."""
+    """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist.
+
+    Differentiable in x and y on CPU tensors (the Hessian-vector product chained through the cost).
+    """
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, dist, None, "none")
     if callable(o.dist):
-        with torch.no_grad():
-            x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)  # the loss's first step: integer series promoted
-            return torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth,
-                                                      bool(check_inputs))
+        x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)  # the loss's first step: integer series promoted
+        return torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth,
+                                                  bool(check_inputs))
     return torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist, bool(check_inputs))

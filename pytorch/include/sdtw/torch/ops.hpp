@@ -7,6 +7,8 @@
 //   cost_backward(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths) -> dvalues * d values / d D
 //   sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
 //   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
+//   alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths) -> H G, H the Hessian of soft-DTW
+//     in D (the backward of E(D); CPU only for now)
 //   pairwise_cost(x, y, dist) -> D   (a differentiable composite of torch ops)
 //   soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths) -> values            (differentiable in D)
 //   soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths) -> values  (differentiable in x, y)
@@ -44,9 +46,14 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
                                                         int64_t bandwidth = -1,
                                                         const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                                                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth = -1,
+                              const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                              const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
 
 // The loss operators: soft-DTW values with their autograd in C++ (the state lives on the autograd
-// node, freed on return when no input requires a gradient). The backward is once differentiable.
+// node, freed on return when no input requires a gradient). On CPU tensors the backward is itself
+// differentiable (create_graph=True: Hessian-vector products, sdtw::alignment_backward); on CUDA
+// not yet (NotImplementedError).
 at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
                          const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                          const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
@@ -77,7 +84,7 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               c10::optional<double> bandwidth = c10::nullopt, const std::string& reduction = "none",
                               const c10::optional<at::Tensor>& D_xx = c10::nullopt,
                               const c10::optional<at::Tensor>& D_yy = c10::nullopt, bool check_inputs = false);
-// The expected alignment E = d sdtw / d D (not differentiable), of x and y for dist or of D.
+// The expected alignment E = d sdtw / d D, of x and y for dist or of D; differentiable on CPU tensors.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y,
                      const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                      const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,

@@ -47,7 +47,7 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options = {}
                          const std::optional<at::Tensor>& y_lengths = std::nullopt);
 
 // The expected alignment E = d sdtw(x, y) / d D (B, N, M), entries in [0, 1], zero in padding and
-// outside the band; for options.dist. Not differentiable.
+// outside the band; for options.dist. Differentiable on CPU tensors (a Hessian-vector product).
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options = {},
                      const std::optional<at::Tensor>& x_lengths = std::nullopt,
                      const std::optional<at::Tensor>& y_lengths = std::nullopt);

@@ -1,0 +1,69 @@
+"""DILATE (Le Guen & Thome, NeurIPS 2019, "Shape and Time Distortion Loss for Training Deep Time
+Series Forecasting Models"): a shape term, soft-DTW of the cost between outputs and targets, and
+a temporal term <Omega, E>, E the expected alignment, which penalises alignments far from the
+diagonal. The temporal term's gradient is a Hessian-vector product of soft-DTW (the alignment's
+backward), on CPU tensors for now.
+"""
+from collections import namedtuple
+
+import torch
+
+from .functional import _check_tensor, _lengths, _real, alignment_from_cost, pairwise_cost, soft_dtw_cost
+
+DilateLoss = namedtuple("DilateLoss", "loss shape temporal")
+
+
+def dilate_omega(n, m, *, lengths=None, dtype=torch.float32, device=None):
+    """The temporal penalty (i - j)^2 / N^2, (N, M); with lengths (B,), (B, N, M) with pair b's own N.
+
+    The reference implementation's Omega (i - j)^2 with its division by N_output^2 folded in.
+    """
+    i = torch.arange(n, dtype=dtype, device=device).view(n, 1)
+    j = torch.arange(m, dtype=dtype, device=device).view(1, m)
+    squared = (i - j).pow(2)
+    if lengths is None:
+        return squared / float(n) ** 2
+    return squared / lengths.to(device=device, dtype=dtype).pow(2).view(-1, 1, 1)
+
+
+def _reduce(values, reduction):
+    if reduction == "mean":
+        return values.mean()
+    return values.sum() if reduction == "sum" else values
+
+
+def dilate(outputs, targets, *, alpha=0.5, gamma=0.01, Omega=None, bandwidth=None, dist="sqeuclidean",
+           reduction="mean", x_lengths=None, y_lengths=None):
+    """DILATE between outputs (B, N, D) and targets (B, M, D) (or unbatched (N, D), (M, D)).
+
+    loss = alpha * soft_dtw(D) + (1 - alpha) * <Omega, E(D)>, D = pairwise_cost(outputs, targets, dist)
+    (rows: the outputs' time steps). Returns DilateLoss(loss, shape, temporal), as the reference's
+    dilate_loss returns (loss, loss_shape, loss_temporal); reduction 'mean' (the reference's
+    batch average), 'sum' or 'none' applies to all three.
+
+    alpha: weight of the shape term, in [0, 1]. gamma: soft-DTW smoothing (> 0).
+    Omega: (N, M) or (B, N, M); default (i - j)^2 / N^2 (dilate_omega), N the pair's x_lengths
+    when given. x_lengths, y_lengths: the true lengths of outputs and targets in a padded batch.
+    """
+    _check_tensor(outputs, "outputs")
+    _check_tensor(targets, "targets")
+    alpha = _real(alpha, "alpha")
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1] (got {alpha})")
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    D = pairwise_cost(outputs, targets, dist)
+    n, m = D.shape[-2:]
+    if Omega is None:
+        Omega = dilate_omega(n, m, lengths=xl, dtype=D.dtype, device=D.device)
+        if D.dim() == 2 and xl is not None:
+            Omega = Omega[0]
+    else:
+        _check_tensor(Omega, "Omega")
+        if tuple(Omega.shape) not in ((n, m), tuple(D.shape)):
+            raise ValueError(f"Omega must have shape (N, M) = {(n, m)} or that of the cost {tuple(D.shape)} "
+                             f"(got {tuple(Omega.shape)})")
+        Omega = Omega.to(dtype=D.dtype, device=D.device)
+    keywords = dict(gamma=gamma, bandwidth=bandwidth, x_lengths=xl, y_lengths=yl)
+    shape = soft_dtw_cost(D, reduction=reduction, **keywords)  # the operator validates reduction
+    temporal = _reduce((alignment_from_cost(D, **keywords) * Omega).sum((-2, -1)), reduction)
+    return DilateLoss(alpha * shape + (1.0 - alpha) * temporal, shape, temporal)

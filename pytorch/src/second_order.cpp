@@ -1,0 +1,99 @@
+// sdtw::alignment_backward: the Hessian-vector product H G of soft-DTW in cost space, which is the
+// backward of E(D) = d sdtw / d D (H is symmetric) and the derivative of the loss's backward. The
+// CPU kernel runs the float64 reference's sweeps of directional derivatives (Mensch & Blondel
+// 2018); CUDA has none yet and says so.
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "checks.hpp"
+#include "ops_internal.hpp"
+#include "reference_batch.hpp"
+
+namespace sdtw::ops::detail {
+
+void check_second_order_device(const at::Tensor& t) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_cuda(),
+                              "sdtw: double backward through soft-DTW (create_graph=True, or a gradient of the "
+                              "alignment E) is not implemented on CUDA yet; it is on CPU tensors (got a tensor on ",
+                              t.device(), ")");
+}
+
+namespace {
+
+namespace ref = sdtw::reference;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Pair b's block of Z (its first x_len x y_len entries) with a non-finite value: the reference
+// takes finite directions only, so such a block is zeroed for it and the pair's result set to NaN
+// after, as a NaN gradient propagates through any product.
+std::vector<bool> zero_non_finite_blocks(at::Tensor& Z64, const Pair& p) {
+  std::vector<bool> bad(p.batch, false);
+  const int64_t* x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
+  const int64_t* y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
+  double* z = Z64.data_ptr<double>();
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const int64_t n = x_len ? x_len[b] : p.n, m = y_len ? y_len[b] : p.m;
+    double* block = z + b * p.n * p.m;
+    for (int64_t i = 0; i < n && !bad[b]; ++i)
+      bad[b] = !std::all_of(block + i * p.m, block + i * p.m + m, [](double v) { return std::isfinite(v); });
+    if (bad[b]) std::fill(block, block + p.n * p.m, 0.0);
+  }
+  return bad;
+}
+
+at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
+                                  const c10::optional<at::Tensor>& x_lengths,
+                                  const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  TORCH_CHECK_VALUE(G.defined() && G.sizes() == D.sizes(), "G (the gradient of E) must have the shape of D (",
+                    D.sizes(), ") (got ", G.defined() ? G.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK(G.device() == D.device(), "G must be on the device of D (", D.device(), ") (got ", G.device(), ")");
+  const at::Tensor D64 = p.a.to(at::kDouble).contiguous();
+  at::Tensor Z64 = G.reshape({p.batch, p.n, p.m}).to(at::kDouble, /*non_blocking=*/false, /*copy=*/true).contiguous();
+  const std::vector<bool> bad = zero_non_finite_blocks(Z64, p);
+
+  const int64_t cells = p.n * p.m;
+  at::Tensor values = at::empty({p.batch}, D64.options());
+  at::Tensor E_dot = at::empty({p.batch, p.n, p.m}, D64.options());
+  const ref::Options options = reference_options(gamma, bandwidth);
+  for_each_chunk(p, [&](const ref::BatchShape& s, int64_t b0) {
+    const ref::CostBatchHessianProduct h = ref::soft_dtw_hessian_product_cost_batch(
+        D64.data_ptr<double>() + b0 * cells, Z64.data_ptr<double>() + b0 * cells, s, options);
+    std::copy(h.values.begin(), h.values.end(), values.data_ptr<double>() + b0);
+    std::copy(h.E_dot.begin(), h.E_dot.end(), E_dot.data_ptr<double>() + b0 * cells);
+  });
+  // As the first-order path: a pair whose value is not finite in the loss's dtype has NaN derivatives.
+  at::Tensor undefined = at::isfinite(values.to(compute_dtype(D.scalar_type()))).logical_not();
+  for (int64_t b = 0; b < p.batch; ++b)
+    if (bad[b]) undefined[b] = true;
+  E_dot.masked_fill_(undefined.view({p.batch, 1, 1}), kNaN);
+  return unbatch(E_dot.to(D.scalar_type()), p);
+}
+
+at::Tensor alignment_backward_cuda(const at::Tensor&, const at::Tensor& D, double, int64_t,
+                                   const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&) {
+  check_second_order_device(D);
+  return at::Tensor();
+}
+
+}  // namespace
+}  // namespace sdtw::ops::detail
+
+TORCH_LIBRARY_FRAGMENT(sdtw, m) {
+  m.def(
+      "alignment_backward(Tensor G, Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(sdtw, CPU, m) {
+  m.impl("alignment_backward", TORCH_FN(sdtw::ops::detail::alignment_backward_cpu));
+}
+
+TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
+  m.impl("alignment_backward", TORCH_FN(sdtw::ops::detail::alignment_backward_cuda));
+}
