@@ -6,7 +6,9 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -14,6 +16,7 @@
 #include "checks.hpp"
 #include "ops_internal.hpp"
 #include "sdtw/reference/batch.hpp"
+#include "sdtw/reference/variants.hpp"
 #include "sdtw/torch/ops.hpp"
 
 namespace sdtw::ops::detail {
@@ -21,6 +24,31 @@ namespace {
 
 namespace ref = sdtw::reference;
 static_assert(std::is_same_v<int64_t, long>, "the reference takes lengths as long");
+
+// gamma = 0, exact DTW, on pair b's first n x m block of a (B, N, M) float64 cost: the reference's
+// hard min (soft_dtw_variant at gamma 0, which breaks ties as hard_dtw does) with the band as +inf
+// costs. A NaN or -inf cost in the band gives a NaN value, as the soft path propagates it. E goes
+// to the pair's block of E_out (padding stays 0).
+double hard_dtw_pair(const double* D, int64_t n, int64_t m, int64_t stride, int64_t bandwidth, double* E_out) {
+  const std::optional<long> band = bandwidth >= 0 ? std::optional<long>(bandwidth) : std::nullopt;
+  ref::Matrix Db(n, m);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      const double c = D[i * stride + j];
+      if (!ref::in_band(i, j, band)) {
+        Db(i, j) = ref::kInf;
+        continue;
+      }
+      if (std::isnan(c) || c == -ref::kInf) return std::numeric_limits<double>::quiet_NaN();
+      Db(i, j) = c;
+    }
+  ref::VariantOptions options;
+  options.gamma = 0.0;
+  const ref::VariantResult r = ref::soft_dtw_variant(Db, options);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) E_out[i * stride + j] = r.E(i, j);
+  return r.value;
+}
 
 // Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B, in `dtype`) and E
 // (B, N, M, float64). A pair whose value is not finite in `dtype` (NaN or +inf costs, or float32
@@ -37,6 +65,15 @@ std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const P
   const int64_t cells = p.n * p.m;
   try {
     at::parallel_for(0, p.batch, 1, [&](int64_t b0, int64_t b1) {
+      if (gamma == 0.0) {
+        for (int64_t b = b0; b < b1; ++b) {
+          double* E_b = E.data_ptr<double>() + b * cells;
+          std::fill(E_b, E_b + cells, 0.0);
+          values.data_ptr<double>()[b] = hard_dtw_pair(D64.data_ptr<double>() + b * cells, x_len ? x_len[b] : p.n,
+                                                       y_len ? y_len[b] : p.m, p.m, bandwidth, E_b);
+        }
+        return;
+      }
       ref::BatchShape s;
       s.batch = b1 - b0;
       s.n = p.n;

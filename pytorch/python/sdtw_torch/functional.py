@@ -98,8 +98,14 @@ def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
     return _Options(*torch.ops.sdtw.soft_dtw_options(*o))
 
 
-def _check_gamma(gamma):
-    return _resolve(gamma, None, False, "sqeuclidean", None, "none").gamma
+def _check_gamma(gamma, smooth_for=None):
+    """gamma as the operator validates it (finite, >= 0); smooth_for names a caller whose gradient
+    steps need a smooth objective, which gamma = 0 (exact DTW) is not."""
+    gamma = _resolve(gamma, None, False, "sqeuclidean", None, "none").gamma
+    if smooth_for is not None and gamma == 0:
+        raise ValueError(f"gamma must be > 0 for {smooth_for} (got {gamma}): its gradient steps need the smooth "
+                         "soft-DTW, and gamma = 0 is exact DTW")
+    return gamma
 
 
 def pairwise_cost(x, y, dist="sqeuclidean"):
