@@ -191,7 +191,10 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
 
 def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=None, y_lengths=None,
               check_inputs=False):
-    """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist. Not differentiable."""
+    """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist. Not differentiable.
+
+    gamma=0 gives the hard path: the 0/1 indicator of one optimal DTW path (ties: the diagonal, then
+    (i-1, j), then (i, j-1)), on the CPU and on CUDA."""
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")

@@ -17,7 +17,7 @@
 namespace sdtw::nn {
 
 struct SoftDtwOptions {
-  double gamma = 1.0;  // > 0; smaller is closer to DTW
+  double gamma = 1.0;  // >= 0; smaller is closer to DTW, 0 is exact DTW (gradient: one optimal path)
   // Sakoe-Chiba band |i - j| <= bandwidth. Absent: no band (<= 0 too, as in softdtw-cuda-torch and
   // pytorch-softdtw-cuda). Must be >= |N - M| (per pair when lengths are given).
   std::optional<int64_t> bandwidth;
