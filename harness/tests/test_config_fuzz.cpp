@@ -124,7 +124,7 @@ TEST(BenchConfigFuzz, RandomConfigsParseOrNameTheirKey) {
         const Point& p = cfg.points[i];
         RC_ASSERT(p.index == static_cast<int64_t>(i));
         RC_ASSERT(p.batch >= 1 && p.n >= 1 && p.m >= 1 && p.dim >= 1);
-        RC_ASSERT(std::isfinite(p.gamma) && p.gamma > 0);
+        RC_ASSERT(std::isfinite(p.gamma) && p.gamma >= 0);
         RC_ASSERT(!p.bandwidth || (*p.bandwidth >= 1 && std::llabs(p.n - p.m) <= *p.bandwidth));
         RC_ASSERT(p.device == "cpu" || p.device == "cuda");
         RC_ASSERT(p.dtype == "float32" || p.dtype == "float64");

@@ -8,6 +8,10 @@
 // cost's arithmetic nor a load latency sits on the chain, and its border values are awaited 8
 // columns at a time, before the steps that read them.
 // The values-only forward (no state) computes each chunk's costs right before its steps instead.
+// kHardMin (gamma = 0, exact DTW) takes the plain min and saves a one-hot weight: the first
+// smallest predecessor in the order diagonal, up, left, as the reference's hard DTW breaks ties,
+// so the backward's E is that path's 0/1 indicator. It is a separate instantiation, so the
+// gamma > 0 kernels are compiled exactly as without it.
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -161,7 +165,7 @@ __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scr
 // kSaveState = false: values alone (a.state is null). Each chunk's costs then go straight to the
 // tile before its steps, as there is no strip-sized place to stage them in, and there are no tile
 // tickets.
-template <typename T, typename Cost, bool kSaveState = true>
+template <typename T, typename Cost, bool kSaveState = true, bool kHardMin = false>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
@@ -174,8 +178,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   // enough to overflow it (or large enough to flush it to 0) turns a tie (v = 0) or an infinite
   // predecessor (v = inf) into 0 * inf = NaN; clamped, they still weigh 1 and 0.
   constexpr double kScaleLo = sizeof(C) == 4 ? FLT_MIN : DBL_MIN, kScaleHi = sizeof(C) == 4 ? FLT_MAX : DBL_MAX;
-  const C exp2_scale = static_cast<C>(-fmin(fmax(1.4426950408889634 / a.gamma, kScaleLo), kScaleHi));
-  const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
+  [[maybe_unused]] const C exp2_scale = static_cast<C>(-fmin(fmax(1.4426950408889634 / a.gamma, kScaleLo), kScaleHi));
+  [[maybe_unused]] const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
   const Schedule& s = a.s;
   const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
   T* my_tile = tiles_of_block[warp][lane];
@@ -272,12 +276,22 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         const double rmin = fmin(diag, fmin(up, left));
         const bool live = ((in_band >> step) & 1u) && rmin < inf;
         const T c = my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)];
-        const C ed = fast_exp2(static_cast<C>(diag - rmin) * exp2_scale);
-        const C eu = fast_exp2(static_cast<C>(up - rmin) * exp2_scale);
-        const C el = fast_exp2(static_cast<C>(left - rmin) * exp2_scale);
-        const C sum = ed + eu + el;
-        const double r_live = (static_cast<double>(c) + rmin) - log2_scale * static_cast<double>(fast_log2(sum));
-        const typename State::Word w_live = State::encode(ed, eu, el, fast_rcp(sum));
+        double r_live;
+        typename State::Word w_live;
+        if constexpr (kHardMin) {
+          // fmin drops a NaN predecessor, so NaN is carried on by hand, as the softmin's exp carries it.
+          const bool takes_diag = diag <= up && diag <= left, takes_up = !takes_diag && up <= left;
+          const bool nan_in = isnan(diag) || isnan(up) || isnan(left);
+          r_live = nan_in ? static_cast<double>(NAN) : static_cast<double>(c) + rmin;
+          w_live = State::encode(C(takes_diag), C(takes_up), C(!takes_diag && !takes_up), C(1));
+        } else {
+          const C ed = fast_exp2(static_cast<C>(diag - rmin) * exp2_scale);
+          const C eu = fast_exp2(static_cast<C>(up - rmin) * exp2_scale);
+          const C el = fast_exp2(static_cast<C>(left - rmin) * exp2_scale);
+          const C sum = ed + eu + el;
+          r_live = (static_cast<double>(c) + rmin) - log2_scale * static_cast<double>(fast_log2(sum));
+          w_live = State::encode(ed, eu, el, fast_rcp(sum));
+        }
         const double r = live ? r_live : inf;
         // Every cell of the grid is written, the ones outside the band with empty(). A value that
         // is not finite in T (no finite path, NaN, overflow) has no gradient: its end cell is

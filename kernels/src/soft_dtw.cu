@@ -87,14 +87,11 @@ int grid_for(int64_t tickets) {
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
-template <typename T, typename Cost, bool kSaveState = true>
-void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspace, cudaStream_t stream) {
-  require(values, "values");
-  require(workspace, "workspace");
-  const WorkspaceLayout w = layout_for<T>(p, kSaveState);
-  reset_scratch(w, workspace, stream);
+template <typename T, typename Cost, bool kSaveState, bool kHardMin>
+void launch_forward_kernel(const Problem& p, const WorkspaceLayout& w, const Cost& cost, T* values, void* workspace,
+                           cudaStream_t stream) {
   auto* base = static_cast<char*>(workspace);
-  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState>;
+  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState, kHardMin>;
   constexpr int kWarps = detail::warps_per_block<T>();
   // One warp per strip as far as the device holds them (a scheduler each where it can), and tile
   // warps for the cost where the strips leave half the device or more: where they hold more,
@@ -111,6 +108,20 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
                               reinterpret_cast<uint64_t*>(base + w.ring)};
   kernel<<<grid, kWarps * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
+}
+
+// gamma = 0 (exact DTW) runs the hard-min instantiation; the backward reads the saved weights
+// whichever wrote them.
+template <typename T, typename Cost, bool kSaveState = true>
+void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspace, cudaStream_t stream) {
+  require(values, "values");
+  require(workspace, "workspace");
+  const WorkspaceLayout w = layout_for<T>(p, kSaveState);
+  reset_scratch(w, workspace, stream);
+  if (p.gamma == 0.0)
+    launch_forward_kernel<T, Cost, kSaveState, true>(p, w, cost, values, workspace, stream);
+  else
+    launch_forward_kernel<T, Cost, kSaveState, false>(p, w, cost, values, workspace, stream);
 }
 
 template <typename T>

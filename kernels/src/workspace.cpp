@@ -29,7 +29,7 @@ void validate(const Problem& p) {
   if (p.n < 1) fail("n (length of x) must be >= 1 (got ", p.n, ")");
   if (p.m < 1) fail("m (length of y) must be >= 1 (got ", p.m, ")");
   if (p.dim < 1) fail("dim must be >= 1 (got ", p.dim, ")");
-  if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) fail("gamma must be finite and > 0 (got ", p.gamma, ")");
+  if (!(p.gamma >= 0.0) || !std::isfinite(p.gamma)) fail("gamma must be finite and >= 0 (got ", p.gamma, ")");
   if (p.n > std::numeric_limits<int>::max() - 64) fail("n must be < 2^31 - 64 (got ", p.n, ")");
   if (p.m > std::numeric_limits<int>::max() - 64) fail("m must be < 2^31 - 64 (got ", p.m, ")");
   if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)

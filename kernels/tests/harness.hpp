@@ -67,41 +67,34 @@ inline reference::Options options_of(const Case& c) {
   return {c.gamma, c.bandwidth >= 0 ? std::optional<long>(c.bandwidth) : std::nullopt};
 }
 
+// gamma = 0, which soft_dtw_cost_batch refuses: the reference's exact DTW pair by pair
+// (soft_dtw_variant at gamma 0, ties broken as hard_dtw), the band as +inf costs.
+inline reference::CostBatchResult hard_dtw_on_cost(const Case& c, const Inputs& in, const std::vector<double>& D) {
+  reference::CostBatchResult r{std::vector<double>(c.batch), std::vector<double>(c.batch * c.n * c.m, 0.0)};
+  const auto band = options_of(c).bandwidth;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const long n = in.x_len[b], m = in.y_len[b];
+    reference::Matrix Db(n, m);
+    for (long i = 0; i < n; ++i)
+      for (long j = 0; j < m; ++j) Db(i, j) = reference::in_band(i, j, band) ? D[(b * c.n + i) * c.m + j] : reference::kInf;
+    const auto h = reference::soft_dtw_variant(Db, {0.0, 0.0, false});
+    r.values[b] = h.value;
+    for (long i = 0; i < n; ++i)
+      for (long j = 0; j < m; ++j) r.E[(b * c.n + i) * c.m + j] = h.E(i, j);
+  }
+  return r;
+}
+
 // The reference's values and E on a cost tensor, E scaled by each pair's upstream gradient (in T,
 // as the kernels read it) as the kernels' E is.
 template <typename T>
 Expected reference_on_cost(const Case& c, const Inputs& in, const std::vector<double>& D) {
-  const auto r = reference::soft_dtw_cost_batch(D.data(), shape_of(c, in), options_of(c), true);
+  const auto r = c.gamma == 0.0 ? hard_dtw_on_cost(c, in, D)
+                                : reference::soft_dtw_cost_batch(D.data(), shape_of(c, in), options_of(c), true);
   Expected e{r.values, r.E, {}, {}};
   const auto dv = to_double(cast<T>(in.dvalues));
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t k = 0; k < c.n * c.m; ++k) e.E[b * c.n * c.m + k] *= dv[b];
-  return e;
-}
-
-// The reference on exactly the values the kernels see (inputs rounded to T first).
-template <typename T>
-Expected reference_for(const Case& c, const Inputs& in, bool with_alignment = true) {
-  const auto x = to_double(cast<T>(in.x)), y = to_double(cast<T>(in.y)), dv = to_double(cast<T>(in.dvalues));
-  const auto grads = reference::soft_dtw_sqeuclidean_batch(x.data(), y.data(), shape_of(c, in), options_of(c), true);
-  Expected e{grads.values, {}, grads.grad_x, grads.grad_y};
-  for (int64_t b = 0; b < c.batch; ++b) {
-    for (int64_t k = 0; k < c.n * c.dim; ++k) e.grad_x[b * c.n * c.dim + k] *= dv[b];
-    for (int64_t k = 0; k < c.m * c.dim; ++k) e.grad_y[b * c.m * c.dim + k] *= dv[b];
-  }
-  if (!with_alignment) return e;
-  std::vector<double> D(c.batch * c.n * c.m, 0.0);
-  for (int64_t b = 0; b < c.batch; ++b)
-    for (int64_t i = 0; i < c.n; ++i)
-      for (int64_t j = 0; j < c.m; ++j) {
-        double acc = 0;
-        for (int64_t d = 0; d < c.dim; ++d) {
-          const double diff = x[(b * c.n + i) * c.dim + d] - y[(b * c.m + j) * c.dim + d];
-          acc += diff * diff;
-        }
-        D[(b * c.n + i) * c.m + j] = acc;
-      }
-  e.E = reference_on_cost<T>(c, in, D).E;
   return e;
 }
 
@@ -120,6 +113,33 @@ Expected reference_gradients_on_cost(const Case& c, const Inputs& in, const std:
     e.grad_x.insert(e.grad_x.end(), g.x.data(), g.x.data() + g.x.size());
     e.grad_y.insert(e.grad_y.end(), g.y.data(), g.y.data() + g.y.size());
   }
+  return e;
+}
+
+// The reference on exactly the values the kernels see (inputs rounded to T first). gamma = 0 goes
+// through the float64 cost: the gradients are then those of the path on that cost.
+template <typename T>
+Expected reference_for(const Case& c, const Inputs& in, bool with_alignment = true) {
+  const auto x = to_double(cast<T>(in.x)), y = to_double(cast<T>(in.y)), dv = to_double(cast<T>(in.dvalues));
+  std::vector<double> D(c.batch * c.n * c.m, 0.0);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.n; ++i)
+      for (int64_t j = 0; j < c.m; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < c.dim; ++d) {
+          const double diff = x[(b * c.n + i) * c.dim + d] - y[(b * c.m + j) * c.dim + d];
+          acc += diff * diff;
+        }
+        D[(b * c.n + i) * c.m + j] = acc;
+      }
+  if (c.gamma == 0.0) return reference_gradients_on_cost<T>(c, in, D);
+  const auto grads = reference::soft_dtw_sqeuclidean_batch(x.data(), y.data(), shape_of(c, in), options_of(c), true);
+  Expected e{grads.values, {}, grads.grad_x, grads.grad_y};
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t k = 0; k < c.n * c.dim; ++k) e.grad_x[b * c.n * c.dim + k] *= dv[b];
+    for (int64_t k = 0; k < c.m * c.dim; ++k) e.grad_y[b * c.m * c.dim + k] *= dv[b];
+  }
+  if (with_alignment) e.E = reference_on_cost<T>(c, in, D).E;
   return e;
 }
 

@@ -168,10 +168,16 @@ TEST(Validation, BadParametersNameThemselves) {
   expect_rejected({1, 0, 4, 1, 1.0}, "n (length of x)");
   expect_rejected({1, 4, 0, 1, 1.0}, "m (length of y)");
   expect_rejected({1, 4, 4, 0, 1.0}, "dim");
-  expect_rejected({1, 4, 4, 1, 0.0}, "gamma");
-  expect_rejected({1, 4, 4, 1, -1.0}, "gamma");
-  expect_rejected({1, 4, 4, 1, std::nan("")}, "gamma");
+  expect_rejected({1, 4, 4, 1, -1.0}, "gamma must be finite and >= 0 (got -1)");
+  expect_rejected({1, 4, 4, 1, std::nan("")}, "gamma must be finite and >= 0");
+  expect_rejected({1, 4, 4, 1, std::numeric_limits<double>::infinity()}, "gamma must be finite and >= 0 (got inf)");
   expect_rejected({1, 10, 4, 1, 1.0, 3}, "bandwidth");
+}
+
+// gamma = 0 is exact DTW, a valid problem (workspace_bytes validates on the host, no GPU needed).
+TEST(Validation, GammaZeroIsAccepted) {
+  EXPECT_NO_THROW((void)workspace_bytes<float>({1, 4, 4, 1, 0.0}));
+  EXPECT_NO_THROW((void)values_workspace_bytes<double>({2, 5, 3, 1, 0.0, 2}));
 }
 
 TEST(Validation, NullPointersAreRejected) {

@@ -41,10 +41,14 @@ struct AlignmentFunction : public torch::autograd::Function<AlignmentFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& D = saved[0];
+    const double gamma = ctx->saved_data["gamma"].toDouble();
+    // At gamma = 0, E is the 0/1 path, piecewise constant in D: its derivative is 0 wherever it
+    // exists (as torch differentiates sign or argmax), on every device.
+    if (gamma == 0.0)
+      return {at::zeros_like(D), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     check_second_order_device(D);
-    const at::Tensor grad_D = ops::alignment_backward(grads[0], D, ctx->saved_data["gamma"].toDouble(),
-                                                     ctx->saved_data["bandwidth"].toInt(), present(saved[1]),
-                                                     present(saved[2]));
+    const at::Tensor grad_D = ops::alignment_backward(grads[0], D, gamma, ctx->saved_data["bandwidth"].toInt(),
+                                                     present(saved[1]), present(saved[2]));
     return {grad_D, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

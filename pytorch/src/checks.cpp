@@ -100,7 +100,8 @@ void check_floating(const at::Tensor& t, const char* name) {
 }  // namespace
 
 void check_gamma(double gamma) {
-  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma > 0.0, "gamma must be finite and > 0 (got ", gamma, ")");
+  // gamma = 0 is exact DTW (the hard min), whose alignment is one optimal path.
+  TORCH_CHECK_VALUE(std::isfinite(gamma) && gamma >= 0.0, "gamma must be finite and >= 0 (got ", gamma, ")");
 }
 
 at::ScalarType compute_dtype(at::ScalarType input) {

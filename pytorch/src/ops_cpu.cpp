@@ -5,18 +5,47 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "checks.hpp"
 #include "ops_internal.hpp"
 #include "reference_batch.hpp"
+#include "sdtw/reference/variants.hpp"
 #include "sdtw/torch/ops.hpp"
 
 namespace sdtw::ops::detail {
 namespace {
 
 namespace ref = sdtw::reference;
+
+// gamma = 0, exact DTW, on pair b's first n x m block of a (B, N, M) float64 cost: the reference's
+// hard min (soft_dtw_variant at gamma 0, which breaks ties as hard_dtw does) with the band as +inf
+// costs. A NaN or -inf cost in the band gives a NaN value, as the soft path propagates it. E goes
+// to the pair's block of E_out (padding stays 0).
+double hard_dtw_pair(const double* D, int64_t n, int64_t m, int64_t stride, int64_t bandwidth, double* E_out) {
+  const std::optional<long> band = bandwidth >= 0 ? std::optional<long>(bandwidth) : std::nullopt;
+  ref::Matrix Db(n, m);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      const double c = D[i * stride + j];
+      if (!ref::in_band(i, j, band)) {
+        Db(i, j) = ref::kInf;
+        continue;
+      }
+      if (std::isnan(c) || c == -ref::kInf) return std::numeric_limits<double>::quiet_NaN();
+      Db(i, j) = c;
+    }
+  ref::VariantOptions options;
+  options.gamma = 0.0;
+  const ref::VariantResult r = ref::soft_dtw_variant(Db, options);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) E_out[i * stride + j] = r.E(i, j);
+  return r.value;
+}
 
 // Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B, in `dtype`) and E
 // (B, N, M, float64). A pair whose value is not finite in `dtype` (NaN or +inf costs, or float32
@@ -28,6 +57,16 @@ std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const P
   const int64_t cells = p.n * p.m;
   const ref::Options options = reference_options(gamma, bandwidth);
   for_each_chunk(p, [&](const ref::BatchShape& s, int64_t b0) {
+    if (gamma == 0.0) {
+      for (int64_t k = 0; k < s.batch; ++k) {
+        double* E_b = E.data_ptr<double>() + (b0 + k) * cells;
+        std::fill(E_b, E_b + cells, 0.0);
+        values.data_ptr<double>()[b0 + k] = hard_dtw_pair(D64.data_ptr<double>() + (b0 + k) * cells,
+                                                          s.x_len ? s.x_len[k] : p.n, s.y_len ? s.y_len[k] : p.m,
+                                                          p.m, bandwidth, E_b);
+      }
+      return;
+    }
     const ref::CostBatchResult r =
         ref::soft_dtw_cost_batch(D64.data_ptr<double>() + b0 * cells, s, options, /*with_alignment=*/true);
     std::copy(r.values.begin(), r.values.end(), values.data_ptr<double>() + b0);

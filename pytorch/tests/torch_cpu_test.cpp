@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "sdtw/reference/hard_dtw.hpp"
 #include "sdtw/torch/ops.hpp"
 #include "sdtw/torch/soft_dtw.hpp"
 #include "test_support.hpp"
@@ -37,6 +38,27 @@ TEST_P(FusedOrNot, ValuesAndGradientsMatchReference) {
       EXPECT_LT(rel_l2(r.values, ref.values), 1e-12) << n << " " << m << " " << gamma;
       EXPECT_LT(rel_l2(r.grad_x, ref.grad_x), 1e-9) << n << " " << m << " " << gamma;
       EXPECT_LT(rel_l2(r.grad_y, ref.grad_y), 1e-9) << n << " " << m << " " << gamma;
+    }
+  }
+}
+
+// gamma = 0 through the C++ front: the value is the reference's hard DTW on the squared Euclidean
+// cost and the gradient is that path's alignment through the cost, 2 (rowsum(E) x - E y).
+TEST_P(FusedOrNot, GammaZeroIsHardDtwWithItsPathAsGradient) {
+  torch::manual_seed(4);
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 5}, {6, 1}, {7, 4}, {5, 9}}) {
+    const at::Tensor x = randn({3, n, 2}), y = randn({3, m, 2});
+    const auto r = run([&](auto a, auto b) { return sdtw::nn::soft_dtw(a, b, opts(0.0, GetParam())); }, x, y);
+    for (int64_t b = 0; b < 3; ++b) {
+      const at::Tensor D = (x[b].unsqueeze(1) - y[b].unsqueeze(0)).pow(2).sum(-1);
+      const auto hard = sdtw::reference::hard_dtw(to_matrix(D));
+      at::Tensor E = torch::zeros({n, m}, torch::kDouble);
+      for (auto [i, j] : hard.path) E[i][j] = 1.0;
+      const at::Tensor gx = 2.0 * (x[b] * E.sum(1, true) - E.mm(y[b]));
+      const at::Tensor gy = 2.0 * (y[b] * E.sum(0).unsqueeze(1) - E.t().mm(x[b]));
+      EXPECT_NEAR(r.values[b].item<double>(), hard.value, 1e-12 * std::max(1.0, hard.value)) << n << " " << m;
+      EXPECT_LT(rel_l2(r.grad_x[b], gx), 1e-12) << n << " " << m << " " << b;
+      EXPECT_LT(rel_l2(r.grad_y[b], gy), 1e-12) << n << " " << m << " " << b;
     }
   }
 }
@@ -144,7 +166,7 @@ TEST(TorchCpu, BadInputsNameTheArgument) {
   expect_error([&] { sdtw::nn::soft_dtw(x, randn({3, 4, 3})); }, "same batch size");
   expect_error([&] { sdtw::nn::soft_dtw(x, randn({2, 4, 2})); }, "same number of features");
   expect_error([&] { sdtw::nn::soft_dtw(randn({2, 0, 3}), y); }, "x must have at least one time step");
-  expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(0.0)); }, "gamma");
+  expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(-1.0)); }, "gamma must be finite and >= 0 (got -1)");
   expect_error([&] { sdtw::nn::soft_dtw(x[0], y); }, "both be batched");
   SoftDtwOptions band = opts(1.0);
   band.bandwidth = 3;

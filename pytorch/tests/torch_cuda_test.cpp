@@ -68,6 +68,30 @@ TEST_P(CudaModes, LengthsOnTheDeviceBandwidthNormalize) {
   }
 }
 
+// gamma = 0 through the C++ front on the GPU: the hard path (alignment) is the CPU's on the GPU's own
+// cost, exactly, and the values and gradients are that path's.
+TEST_P(CudaModes, GammaZeroIsTheCpuHardPath) {
+  SKIP_WITHOUT_CUDA();
+  const auto [fused, dtype] = GetParam();
+  const double tol = dtype == torch::kDouble ? 1e-12 : 1e-5;
+  torch::manual_seed(3);
+  const auto opt = torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
+  const at::Tensor x = torch::randn({3, 70, 4}, torch::kDouble).to(opt);
+  const at::Tensor y = torch::randn({3, 45, 4}, torch::kDouble).to(opt);
+  const SoftDtwOptions o = opts(0.0, fused);
+  const auto r = run([&](auto a, auto b) { return sdtw::nn::soft_dtw(a, b, o); }, x, y);
+  const at::Tensor path = sdtw::nn::alignment(x, y, o);
+  const at::Tensor D = sdtw::ops::pairwise_cost(x, y, "sqeuclidean").to(torch::kCPU, torch::kDouble);
+  const at::Tensor want_path = sdtw::nn::alignment_from_cost(D, opts(0.0, false));
+  EXPECT_TRUE(torch::equal(path.to(torch::kCPU, torch::kDouble), want_path));
+  EXPECT_LT(rel_l2(r.values, sdtw::nn::soft_dtw_cost(D, opts(0.0, false))), tol);
+  const at::Tensor xd = x.to(torch::kCPU, torch::kDouble), yd = y.to(torch::kCPU, torch::kDouble);
+  const at::Tensor gx = 2.0 * (xd * want_path.sum(2, true) - want_path.bmm(yd));
+  const at::Tensor gy = 2.0 * (yd * want_path.sum(1).unsqueeze(2) - want_path.transpose(1, 2).bmm(xd));
+  EXPECT_LT(rel_l2(r.grad_x, gx), tol);
+  EXPECT_LT(rel_l2(r.grad_y, gy), tol);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, CudaModes,
                          ::testing::Combine(::testing::Values(true, false),
                                             ::testing::Values(torch::kFloat, torch::kDouble)),

@@ -337,7 +337,7 @@ SweepConfig parse_config_unchecked(const std::string& text, const std::string& f
       } catch (const YAML::Exception&) {
         P.fail(gamma.lines[i], "gamma", "expected a number, got '" + gamma.values[i] + "'");
       }
-      if (!(v > 0) || !std::isfinite(v)) P.fail(gamma.lines[i], "gamma", "must be a positive finite number, got " + gamma.values[i]);
+      if (!(v >= 0) || !std::isfinite(v)) P.fail(gamma.lines[i], "gamma", "must be a finite number >= 0, got " + gamma.values[i]);
       gammas.push_back(v);
     }
     std::vector<bool> norms;

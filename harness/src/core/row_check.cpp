@@ -47,9 +47,9 @@ const std::map<std::string, Check>& column_checks() {
     for (const char* k : {"B", "N", "M", "D"}) c[k] = count;
     c["gamma"] = {[](const std::string& s) {
                     const auto g = parse_number(s);
-                    return g && std::isfinite(*g) && *g > 0;
+                    return g && std::isfinite(*g) && *g >= 0;
                   },
-                  "a finite number > 0"};
+                  "a finite number >= 0"};
     c["bandwidth"] = {[](const std::string& s) { return s == "none" || is_int_at_least(s, 0); },
                       "none or an integer >= 0"};
     c["normalize"] = {[](const std::string& s) { return one_of(s, {"true", "false"}); }, "true or false"};

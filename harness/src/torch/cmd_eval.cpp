@@ -53,7 +53,7 @@ void register_eval(CLI::App& app) {
   static Args a;
   cmd->add_option("x", a.x, "First series (.csv or .npy)")->required()->check(CLI::ExistingFile);
   cmd->add_option("y", a.y, "Second series (.csv or .npy)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--gamma", a.gamma, "Smoothing gamma > 0 (default 1)")->check(finite_positive());
+  cmd->add_option("--gamma", a.gamma, "Smoothing gamma >= 0, 0 for exact DTW (default 1)")->check(finite_non_negative());
   add_bandwidth_option(cmd, a.band);
   cmd->add_flag("--normalize", a.normalize, "Soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2");
   cmd->add_option("--device", a.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));

@@ -14,18 +14,6 @@
 
 namespace sdtw::bench {
 
-namespace {
-// --mem-tol, --margin: relative amounts.
-CLI::Validator finite_non_negative() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        const auto x = parse_number(text);
-        return x && std::isfinite(*x) && *x >= 0 ? std::string() : "must be a finite number >= 0 (got '" + text + "')";
-      },
-      "FINITE >= 0");
-}
-}  // namespace
-
 void register_merge(CLI::App& app) {
   auto* cmd = app.add_subcommand("merge", "Join result CSVs (shards or separate runs): one row per point key, "
                                           "the first file wins, rows in sweep order; JSON siblings are merged too");

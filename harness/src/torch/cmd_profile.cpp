@@ -67,7 +67,7 @@ void register_profile(CLI::App& app) {
   cmd->add_option("-N", p.n, "Length of x (default 512)")->check(integer_at_least(1));
   auto* m_option = cmd->add_option("-M", p.m, "Length of y (default N)")->check(integer_at_least(1));
   cmd->add_option("-D,--dim", p.dim, "Features (default 64)")->check(integer_at_least(1));
-  cmd->add_option("--gamma", p.gamma, "Gamma > 0 (default 1)")->check(finite_positive());
+  cmd->add_option("--gamma", p.gamma, "Gamma >= 0, 0 for exact DTW (default 1)")->check(finite_non_negative());
   add_bandwidth_option(cmd, band);
   cmd->add_flag("--normalize", p.normalize, "Divergence");
   cmd->add_option("--dtype", p.dtype, "float32 or float64")->check(CLI::IsMember({"float32", "float64"}));

@@ -41,6 +41,17 @@ const CLI::Validator& finite_positive() {
   return v;
 }
 
+const CLI::Validator& finite_non_negative() {
+  static const CLI::Validator v(
+      [](std::string& text) -> std::string {
+        const auto x = parse_number(text);
+        if (!x) return "must be a finite number >= 0 (got '" + text + "')";
+        return std::isfinite(*x) && *x >= 0 ? std::string() : "must be a finite number >= 0 (got " + text + ")";
+      },
+      "FINITE >= 0");
+  return v;
+}
+
 CLI::Validator integer_at_least(int64_t low) {
   return CLI::Validator(
       [low](std::string& text) -> std::string {

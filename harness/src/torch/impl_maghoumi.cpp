@@ -32,6 +32,7 @@ class Maghoumi final : public Implementation {
     namespace mg = sdtw::baselines::maghoumi;
     if (p.device == "cuda" && !mg::cuda_compiled()) return {false, "Maghoumi baseline built without CUDA"};
     if (p.normalize && p.n != p.m) return {false, "the original's normalize needs N == M (torch.cat)"};
+    if (p.gamma == 0) return {false, "the original divides by gamma: gamma = 0 (exact DTW) is not supported"};
     if (p.device == "cuda") {
       const long limit = mg::max_cuda_length(p.dtype == "float64" ? at::kDouble : at::kFloat);
       if (std::max(p.n, p.m) > limit)

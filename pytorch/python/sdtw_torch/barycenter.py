@@ -238,7 +238,7 @@ def softdtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, lr=0.1, init
         L-BFGS (tslearn's).
     """
     check_series_set(X, "X")
-    gamma = _check_gamma(gamma)
+    gamma = _check_gamma(gamma, smooth_for="softdtw_barycenter")
     _check_options(max_iter, lr, patience, tol, method)
     device = torch.device(device) if device is not None else X.device
     _check_real(X, "X")

@@ -98,8 +98,14 @@ def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
     return _Options(*torch.ops.sdtw.soft_dtw_options(*o))
 
 
-def _check_gamma(gamma):
-    return _resolve(gamma, None, False, "sqeuclidean", None, "none").gamma
+def _check_gamma(gamma, smooth_for=None):
+    """gamma as the operator validates it (finite, >= 0); smooth_for names a caller whose gradient
+    steps need a smooth objective, which gamma = 0 (exact DTW) is not."""
+    gamma = _resolve(gamma, None, False, "sqeuclidean", None, "none").gamma
+    if smooth_for is not None and gamma == 0:
+        raise ValueError(f"gamma must be > 0 for {smooth_for} (got {gamma}): its gradient steps need the smooth "
+                         "soft-DTW, and gamma = 0 is exact DTW")
+    return gamma
 
 
 def pairwise_cost(x, y, dist="sqeuclidean"):
@@ -189,7 +195,8 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
     """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist.
 
     Differentiable in x and y on CPU tensors (the Hessian-vector product chained through the cost).
-    """
+    gamma=0 gives the hard path: the 0/1 indicator of one optimal DTW path (ties: the diagonal, then
+    (i-1, j), then (i, j-1)), on the CPU and on CUDA."""
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")

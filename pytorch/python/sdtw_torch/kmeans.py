@@ -56,7 +56,7 @@ class SoftDTWKMeans:
     def __init__(self, n_clusters=3, *, gamma=1.0, max_iter=50, tol=1e-6, n_init=1, barycenter_iter=100,
                  barycenter_method="lbfgs", init="k-means++", random_state=None, verbose=False):
         self.n_clusters = integer_at_least(n_clusters, 1, "n_clusters")
-        self.gamma = _check_gamma(gamma)
+        self.gamma = _check_gamma(gamma, smooth_for="SoftDTWKMeans")
         self.max_iter = integer_at_least(max_iter, 1, "max_iter")
         self.tol = number_at_least(tol, 0, "tol")
         self.n_init = integer_at_least(n_init, 1, "n_init")

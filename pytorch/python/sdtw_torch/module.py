@@ -9,7 +9,8 @@ class SoftDTW(torch.nn.Module):
 
     Same keywords and meanings as softdtw-cuda-torch's SoftDTW, plus reduction:
 
-    gamma: smoothing (> 0); smaller is closer to DTW.
+    gamma: smoothing (>= 0); smaller is closer to DTW, and 0 is exact DTW, whose gradient is
+        that of one optimal path (a subgradient).
     bandwidth: Sakoe-Chiba band |i - j| <= bandwidth; None (or <= 0) disables it. It must be
         >= |N - M| (per pair with lengths).
     normalize: the soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2, computed as

@@ -48,3 +48,46 @@ def sdtw_xy(x, y, gamma, bandwidth=None):
     gx = 2 * (x * E.sum(1)[:, None] - E @ y)
     gy = 2 * (y * E.sum(0)[:, None] - E.T @ x)
     return value, gx, gy
+
+
+def hard_dtw(D, bandwidth=None):
+    """Exact DTW (gamma = 0): value and the 0/1 alignment of one optimal path, walking back from the
+    end and preferring the diagonal, then (i-1, j), then (i, j-1) on ties, as the C++ reference's
+    hard_dtw does."""
+    D = np.asarray(D, dtype=np.float64)
+    N, M = D.shape
+    R = np.full((N + 1, M + 1), np.inf)
+    R[0, 0] = 0.0
+    for i in range(1, N + 1):
+        for j in range(1, M + 1):
+            if bandwidth is None or abs(i - j) <= bandwidth:
+                R[i, j] = D[i - 1, j - 1] + min(R[i - 1, j - 1], R[i - 1, j], R[i, j - 1])
+    E = np.zeros((N, M))
+    i, j = N, M
+    while True:
+        E[i - 1, j - 1] = 1.0
+        if (i, j) == (1, 1):
+            break
+        diag, up, left = R[i - 1, j - 1], R[i - 1, j], R[i, j - 1]
+        if diag <= up and diag <= left:
+            i, j = i - 1, j - 1
+        elif up <= left:
+            i -= 1
+        else:
+            j -= 1
+    return R[N, M], E
+
+
+def all_paths(N, M, bandwidth=None):
+    """Every alignment path from (0, 0) to (N-1, M-1) with moves (1, 0), (0, 1), (1, 1), each as a
+    list of cells, keeping |i - j| <= bandwidth when given."""
+    def extend(path):
+        i, j = path[-1]
+        if (i, j) == (N - 1, M - 1):
+            yield path
+            return
+        for di, dj in ((1, 1), (1, 0), (0, 1)):
+            a, b = i + di, j + dj
+            if a < N and b < M and (bandwidth is None or abs(a - b) <= bandwidth):
+                yield from extend(path + [(a, b)])
+    yield from extend([(0, 0)])

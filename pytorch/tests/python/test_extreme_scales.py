@@ -9,6 +9,7 @@ import torch
 
 import sdtw_torch
 from conftest import requires_cuda
+from reference import hard_dtw
 
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 GAMMAS = [10.0 ** k for k in range(-30, 31, 3)]
@@ -28,30 +29,6 @@ def value_and_grads(x, y, **kw):
     values = sdtw_torch.soft_dtw(x, y, **kw)
     values.sum().backward()
     return values.detach(), x.grad, y.grad
-
-
-def hard_dtw(D):
-    """DTW value and the indicator of its optimal path (diagonal first on ties), numpy float64."""
-    N, M = D.shape
-    R = np.full((N + 1, M + 1), np.inf)
-    R[0, 0] = 0.0
-    for i in range(1, N + 1):
-        for j in range(1, M + 1):
-            R[i, j] = D[i - 1, j - 1] + min(R[i - 1, j - 1], R[i - 1, j], R[i, j - 1])
-    P = np.zeros((N, M))
-    i, j = N, M
-    while True:
-        P[i - 1, j - 1] = 1.0
-        if i == 1 and j == 1:
-            break
-        diag, up, left = R[i - 1, j - 1], R[i - 1, j], R[i, j - 1]
-        if diag <= up and diag <= left:
-            i, j = i - 1, j - 1
-        elif up <= left:
-            i -= 1
-        else:
-            j -= 1
-    return R[N, M], P
 
 
 def rel(a, b):

@@ -46,8 +46,8 @@ DISTS = ["sqeuclidean"] * 4 + ["sq_euclidean", "squared_euclidean", "euclidean",
                                "cityblock", "L1"]
 HUGE_GAMMA = 1e300
 VALID_GAMMAS = [1.0, 0.1, 0.01, 2, 10.0, 1e-30, 1e-300, 5e-324, 1e6, 1e30, HUGE_GAMMA, np.float32(0.5), np.float64(2.0),
-                np.int64(1), torch.tensor(0.5), torch.tensor(3)]
-INVALID_GAMMAS = [-1.0, 0, 0.0, -0.0, math.nan, math.inf, -math.inf, np.float64("nan"), "1.0", None, True,
+                np.int64(1), torch.tensor(0.5), torch.tensor(3), 0, 0.0, -0.0, torch.tensor(0.0)]
+INVALID_GAMMAS = [-1.0, -1e-300, math.nan, math.inf, -math.inf, np.float64("nan"), "1.0", None, True,
                   [1.0], torch.tensor([0.5]), torch.tensor(math.nan), 1j]
 VALID_BANDWIDTHS = [None, -5, -1, 0, 1, 2, 3, 10, 0.5, 1.5, 2.7, -0.5, 1e300, math.inf, -math.inf, 2**62 - 1,
                     2**63, 2**64, -2**63 - 1, np.int64(2), np.float64(1.5), torch.tensor(2)]

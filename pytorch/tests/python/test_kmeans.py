@@ -125,7 +125,7 @@ def test_init_centres_of_another_length_keep_it(length):
 
 @pytest.mark.parametrize("make,match", [
     (lambda: sdtw_torch.SoftDTWKMeans(0), "n_clusters must be an integer >= 1"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, gamma=0), "gamma must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, gamma=0), r"gamma must be > 0 for SoftDTWKMeans \(got 0"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, max_iter=0), "max_iter must be"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, n_init=0), "n_init must be"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, tol=-1), "tol must be"),

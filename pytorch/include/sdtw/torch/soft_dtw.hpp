@@ -17,7 +17,7 @@
 namespace sdtw::nn {
 
 struct SoftDtwOptions {
-  double gamma = 1.0;  // > 0; smaller is closer to DTW
+  double gamma = 1.0;  // >= 0; smaller is closer to DTW, 0 is exact DTW (gradient: one optimal path)
   // Sakoe-Chiba band |i - j| <= bandwidth. Absent: no band (<= 0 too, as in softdtw-cuda-torch and
   // pytorch-softdtw-cuda). Must be >= |N - M| (per pair when lengths are given).
   std::optional<int64_t> bandwidth;
@@ -47,7 +47,8 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options = {}
                          const std::optional<at::Tensor>& y_lengths = std::nullopt);
 
 // The expected alignment E = d sdtw(x, y) / d D (B, N, M), entries in [0, 1], zero in padding and
-// outside the band; for options.dist. Differentiable on CPU tensors (a Hessian-vector product).
+// outside the band; for options.dist. Differentiable on CPU tensors (a Hessian-vector product). At
+// gamma = 0 it is the hard path: the 0/1 indicator of one optimal DTW path.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options = {},
                      const std::optional<at::Tensor>& x_lengths = std::nullopt,
                      const std::optional<at::Tensor>& y_lengths = std::nullopt);
