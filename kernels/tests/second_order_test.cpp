@@ -95,9 +95,10 @@ TEST_P(AlignmentBackward, Float64MatchesReference) {
   const std::vector<double> want = reference_E_dot(c, in, D, G), got = run_alignment_backward<double>(c, in, D, G);
   EXPECT_LE(scaled_error(got, want), 1e-10) << c;
   expect_zero_padding(c, in, got);
+  // With one row or one column there is one path, E is constant and its derivative 0.
   double largest = 0;
   for (double v : want) largest = std::max(largest, std::abs(v));
-  EXPECT_GT(largest, 1e-3) << c << ": a vanishing product tests nothing";
+  if (c.n > 1 && c.m > 1) EXPECT_GT(largest, 1e-3) << c << ": a vanishing product tests nothing";
 }
 
 TEST_P(AlignmentBackward, Float32CostIsReadExactly) {

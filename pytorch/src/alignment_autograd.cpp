@@ -41,7 +41,6 @@ struct AlignmentFunction : public torch::autograd::Function<AlignmentFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor& D = saved[0];
-    check_second_order_device(D);
     const at::Tensor grad_D = ops::alignment_backward(grads[0], D, ctx->saved_data["gamma"].toDouble(),
                                                      ctx->saved_data["bandwidth"].toInt(), present(saved[1]),
                                                      present(saved[2]));
