@@ -110,7 +110,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t n = pair_length(p.x_len, b, p.n), m = pair_length(p.y_len, b, p.m);
   const int64_t ld = p.m + 1, grid_cells = (p.n + 1) * ld, pair_cells = p.n * p.m;
   double* base = workspace + b * kGrids * grid_cells;
-  const Grid R{base, ld}, R_dot{base + grid_cells, ld}, E{base + 2 * grid_cells, ld}, E_dot_grid{base + 3 * grid_cells, ld};
+  const Grid R{base, ld}, R_dot{base + grid_cells, ld};
+  const Grid E{base + 2 * grid_cells, ld}, E_dot_grid{base + 3 * grid_cells, ld};
   const In* Db = D + b * pair_cells;
   const double* Gb = G + b * pair_cells;
   double* out = E_dot + b * pair_cells;
