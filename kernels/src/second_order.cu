@@ -103,6 +103,7 @@ __device__ bool finite_value(double value) {
   return isfinite(value);
 }
 
+// Two blocks per SM: ptxas then keeps every value in registers (with one it spilled a word).
 template <typename In>
 __global__ void __launch_bounds__(kThreads, 2)
     hessian_product_kernel(SecondOrderProblem p, const In* D, const double* G, double* E_dot, double* workspace) {
