@@ -46,7 +46,6 @@ struct AlignmentFunction : public torch::autograd::Function<AlignmentFunction> {
     // exists (as torch differentiates sign or argmax), on every device.
     if (gamma == 0.0)
       return {at::zeros_like(D), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-    check_second_order_device(D);
     const at::Tensor grad_D = ops::alignment_backward(grads[0], D, gamma, ctx->saved_data["bandwidth"].toInt(),
                                                      present(saved[1]), present(saved[2]));
     return {grad_D, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};

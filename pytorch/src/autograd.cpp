@@ -2,7 +2,7 @@
 // their autograd in C++, so that a training step is one dispatcher call forward and one C++ node
 // backward (no Python on the hot path). Without a gradient no state is kept: on CUDA the
 // values-only kernels run, on the CPU the state is freed on return. Under create_graph=True the
-// CPU backward is built of differentiable pieces, g * E(D) (alignment_autograd.cpp) chained
+// backward (CPU and CUDA) is built of differentiable pieces, g * E(D) (alignment_autograd.cpp) chained
 // through the cost, so it has a gradient of its own.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
@@ -18,12 +18,8 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// create_graph=True: the backward must itself be differentiable (CPU only, for now).
-bool differentiable_backward(const at::Tensor& input) {
-  if (!at::GradMode::is_enabled()) return false;
-  check_second_order_device(input);
-  return true;
-}
+// create_graph=True: the backward must itself be differentiable.
+bool differentiable_backward() { return at::GradMode::is_enabled(); }
 
 // dvalues (B,) or () against a (B, N, M) or (N, M) alignment.
 at::Tensor per_pair(const at::Tensor& dvalues) { return dvalues.unsqueeze(-1).unsqueeze(-1); }
@@ -72,11 +68,14 @@ Saved saved(AutogradContext* ctx) {
 }
 
 // The CUDA backward of a cost tensor reads the state alone and writes E apart, leaving the state
-// as it was: it keeps D's shape, dtype and device (one element, expanded) instead of D, so the
-// cost tensor is freed after the forward and unfused mode's step holds the state and E, not D
-// too. The CPU backward reads D.
+// as it was: for a D computed from other tensors it keeps D's shape, dtype and device (one
+// element, expanded) instead of D, so the cost tensor is freed after the forward and unfused
+// mode's step holds the state and E, not D too. A leaf D, which its owner holds anyway, is kept
+// at no cost: the double backward reads it. The CPU backward reads D.
+bool keeps_cost(const at::Tensor& D) { return !D.is_cuda() || D.is_leaf(); }
+
 at::Tensor cost_for_backward(const at::Tensor& D) {
-  return D.is_cuda() ? at::empty({1}, D.options()).expand(D.sizes()) : D;
+  return keeps_cost(D) ? D : at::empty({1}, D.options()).expand(D.sizes());
 }
 
 struct CostFunction : public torch::autograd::Function<CostFunction> {
@@ -85,13 +84,19 @@ struct CostFunction : public torch::autograd::Function<CostFunction> {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
     save(ctx, {cost_for_backward(D)}, state, gamma, bandwidth, x_lengths, y_lengths);
+    ctx->saved_data["cost_kept"] = keeps_cost(D);
     return values;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     Saved s = saved(ctx);
     const at::Tensor& D = s.inputs[0];
-    if (differentiable_backward(D)) {
+    if (differentiable_backward()) {
+      TORCH_CHECK_NOT_IMPLEMENTED(
+          ctx->saved_data["cost_kept"].toBool(),
+          "sdtw: double backward (create_graph=True) of the cost-tensor loss on CUDA needs the cost D, which the "
+          "loss frees after the forward when D is computed from other tensors; use fused=True for the "
+          "squared-Euclidean cost, or pass a leaf cost tensor");
       const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.state);
       return {per_pair(grads[0].to(E.scalar_type())) * E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
@@ -114,11 +119,14 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     Saved s = saved(ctx);
     const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
-    if (differentiable_backward(x)) {
+    if (differentiable_backward()) {
       // The first-order path's float64 arithmetic, in torch ops: D, then g * E(D) through the cost.
+      // The CUDA state is the fused forward's in x's dtype (and a first backward overwrites it):
+      // E is recomputed from the float64 D there.
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
       const at::Tensor D = ops::pairwise_cost(x64, y64, "sqeuclidean");
-      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.state);
+      const at::Tensor state = x.is_cuda() ? at::Tensor() : s.state;
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, state);
       auto [gx, gy] = sqeuclidean_cost_backward_composite(per_pair(grads[0].to(at::kDouble)) * E, x64, y64);
       return {gx.to(x.scalar_type()), gy.to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
               at::Tensor()};

@@ -30,14 +30,12 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
                                                             const c10::optional<at::Tensor>& x_lengths,
                                                             const c10::optional<at::Tensor>& y_lengths);
 
-// E(D) = d sdtw / d D in D's dtype, differentiable on the CPU when D requires a gradient (its
+// E(D) = d sdtw / d D in D's dtype, differentiable when D requires a gradient (its
 // backward is the Hessian-vector product sdtw::alignment_backward). state: the forward's for these
 // inputs when at hand (undefined: the forward runs here).
 at::Tensor alignment_of_cost(const at::Tensor& D, double gamma, int64_t bandwidth,
                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
                              at::Tensor state = at::Tensor());
-// NotImplementedError for a CUDA tensor: second order runs on the CPU only.
-void check_second_order_device(const at::Tensor& t);
 
 // The loss options resolved and validated (loss.cpp): the operators' band (-1: none), the
 // canonical dist, fused decided.

@@ -1,13 +1,21 @@
 // sdtw::alignment_backward: the Hessian-vector product H G of soft-DTW in cost space, which is the
 // backward of E(D) = d sdtw / d D (H is symmetric) and the derivative of the loss's backward. The
 // CPU kernel runs the float64 reference's sweeps of directional derivatives (Mensch & Blondel
-// 2018); CUDA has none yet and says so.
+// 2018); the CUDA one the kernels' float64 port of them (kernels/src/second_order.cu).
 #include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
+
+#ifdef SDTW_TORCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "sdtw/kernels/second_order.hpp"
+#endif
 
 #include "checks.hpp"
 #include "ops_internal.hpp"
@@ -15,17 +23,23 @@
 
 namespace sdtw::ops::detail {
 
-void check_second_order_device(const at::Tensor& t) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!t.is_cuda(),
-                              "sdtw: double backward through soft-DTW (create_graph=True, or a gradient of the "
-                              "alignment E) is not implemented on CUDA yet; it is on CPU tensors (got a tensor on ",
-                              t.device(), ")");
-}
-
 namespace {
 
 namespace ref = sdtw::reference;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What both devices check: D, the options and the lengths, and G of D's shape on D's device.
+Pair check_alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
+                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  // The autograd nodes answer gamma = 0 themselves (a zero derivative); the sweeps divide by gamma.
+  TORCH_CHECK_VALUE(gamma > 0.0, "gamma must be > 0 for alignment_backward (got ", gamma,
+                    "): at gamma = 0 the alignment is piecewise constant in D and its derivative is 0");
+  TORCH_CHECK_VALUE(G.defined() && G.sizes() == D.sizes(), "G (the gradient of E) must have the shape of D (",
+                    D.sizes(), ") (got ", G.defined() ? G.sizes() : at::IntArrayRef{}, ")");
+  TORCH_CHECK(G.device() == D.device(), "G must be on the device of D (", D.device(), ") (got ", G.device(), ")");
+  return p;
+}
 
 // Pair b's block of Z (its first x_len x y_len entries) with a non-finite value: the reference
 // takes finite directions only, so such a block is zeroed for it and the pair's result set to NaN
@@ -49,10 +63,7 @@ at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, doub
                                   const c10::optional<at::Tensor>& x_lengths,
                                   const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
-  TORCH_CHECK_VALUE(G.defined() && G.sizes() == D.sizes(), "G (the gradient of E) must have the shape of D (",
-                    D.sizes(), ") (got ", G.defined() ? G.sizes() : at::IntArrayRef{}, ")");
-  TORCH_CHECK(G.device() == D.device(), "G must be on the device of D (", D.device(), ") (got ", G.device(), ")");
+  const Pair p = check_alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths);
   const at::Tensor D64 = p.a.to(at::kDouble).contiguous();
   at::Tensor Z64 = G.reshape({p.batch, p.n, p.m}).to(at::kDouble, /*non_blocking=*/false, /*copy=*/true).contiguous();
   const std::vector<bool> bad = zero_non_finite_blocks(Z64, p);
@@ -75,11 +86,46 @@ at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, doub
   return unbatch(E_dot.to(D.scalar_type()), p);
 }
 
-at::Tensor alignment_backward_cuda(const at::Tensor&, const at::Tensor& D, double, int64_t,
-                                   const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&) {
-  check_second_order_device(D);
-  return at::Tensor();
+#ifdef SDTW_TORCH_WITH_CUDA
+// The kernel takes G in float64 as the CPU does, and D in its compute dtype (float inputs widened
+// exactly on the device); it writes E_dot in float64 on the current stream, with no host sync.
+at::Tensor alignment_backward_cuda(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
+                                   const c10::optional<at::Tensor>& x_lengths,
+                                   const c10::optional<at::Tensor>& y_lengths) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const Pair p = check_alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths);
+  const c10::cuda::CUDAGuard device_guard(p.a.device());  // after the checks, which name a tensor on the wrong device
+  const at::ScalarType compute = compute_dtype(D.scalar_type());
+  const at::Tensor Dc = p.a.to(compute).contiguous();
+  const at::Tensor G64 = G.reshape({p.batch, p.n, p.m}).to(at::kDouble).contiguous();
+  at::Tensor E_dot = at::empty({p.batch, p.n, p.m}, Dc.options().dtype(at::kDouble));
+  if (p.batch == 0) return unbatch(E_dot.to(D.scalar_type()), p);
+  kernels::SecondOrderProblem problem;
+  problem.batch = p.batch;
+  problem.n = p.n;
+  problem.m = p.m;
+  problem.gamma = gamma;
+  problem.bandwidth = bandwidth;
+  problem.x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
+  problem.y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
+  try {
+    const at::Tensor workspace = at::empty({static_cast<int64_t>(kernels::alignment_backward_workspace_bytes(problem))},
+                                           Dc.options().dtype(at::kByte));
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    if (compute == at::kDouble)
+      kernels::alignment_backward<double>(problem, Dc.data_ptr<double>(), G64.data_ptr<double>(),
+                                          E_dot.data_ptr<double>(), workspace.data_ptr(), stream);
+    else
+      kernels::alignment_backward<float>(problem, Dc.data_ptr<float>(), G64.data_ptr<double>(),
+                                         E_dot.data_ptr<double>(), workspace.data_ptr(), stream);
+  } catch (const kernels::CudaError& e) {
+    TORCH_CHECK(false, "sdtw CUDA kernel failed: ", e.what());
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, "sdtw: ", e.what());
+  }
+  return unbatch(E_dot.to(D.scalar_type()), p);
 }
+#endif
 
 }  // namespace
 }  // namespace sdtw::ops::detail
@@ -94,6 +140,8 @@ TORCH_LIBRARY_IMPL(sdtw, CPU, m) {
   m.impl("alignment_backward", TORCH_FN(sdtw::ops::detail::alignment_backward_cpu));
 }
 
+#ifdef SDTW_TORCH_WITH_CUDA
 TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
   m.impl("alignment_backward", TORCH_FN(sdtw::ops::detail::alignment_backward_cuda));
 }
+#endif

@@ -1,7 +1,7 @@
-"""Second order on the CPU: the loss's backward is differentiable (create_graph=True) and the
-alignment E has a gradient, both Hessian-vector products of soft-DTW. Checked by gradgradcheck in
-float64 and against central differences of the independent numpy reference's E (reference.py).
-On CUDA second order is not implemented yet: a clear error (tests skipped, by name, without a GPU)."""
+"""Second order: the loss's backward is differentiable (create_graph=True) and the alignment E has a
+gradient, both Hessian-vector products of soft-DTW. Checked by gradgradcheck in float64 and against
+central differences of the independent numpy reference's E (reference.py); on CUDA, against the CPU
+and by gradgradcheck (tests skipped, by name, without a GPU)."""
 import numpy as np
 import pytest
 import torch
@@ -184,18 +184,143 @@ def test_alignment_backward_names_a_mismatched_G():
         torch.ops.sdtw.alignment_backward(torch.zeros(2, 3, 4, dtype=F64), D, 1.0)
 
 
-@pytest.mark.parametrize("fused", [True, False])
+skip_without_cuda = requires_cuda[1]
+
+# (D shape, lengths, bandwidth): N != M, N = 1, M = 1, odd sizes, diagonals longer than a block of
+# 256 threads, a band, lengths (also with a band) and a pair of length one.
+CUDA_COST_CASES = [
+    ((3, 7, 5), None, -1),
+    ((2, 1, 6), None, -1),
+    ((2, 6, 1), None, -1),
+    ((9, 8), None, -1),
+    ((2, 300, 277), None, -1),
+    ((2, 33, 31), None, 4),
+    ((3, 12, 10), ([12, 5, 1], [10, 7, 1]), -1),
+    ((3, 15, 13), ([15, 9, 6], [13, 11, 4]), 3),
+]
+
+
+def cost_case(shape, lengths, seed):
+    D, G = randn(*shape, seed=seed).abs(), randn(*shape, seed=seed + 1)
+    x_lengths, y_lengths = (torch.tensor(l) for l in lengths) if lengths else (None, None)
+    return D, G, x_lengths, y_lengths
+
+
 @pytest.mark.cuda
-@requires_cuda[1]
-def test_cuda_double_backward_and_alignment_gradient_are_clear_errors(fused):
-    x = leaf(randn(2, 6, 2, seed=25).cuda())
-    y = randn(2, 5, 2, seed=26).cuda()
-    message = "double backward through soft-DTW .* not implemented on CUDA yet; it is on CPU tensors"
-    with pytest.raises(RuntimeError, match=message):
-        torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=fused).sum(), x, create_graph=True)
-    E = sdtw_torch.alignment(x, y)
-    with pytest.raises(RuntimeError, match=message):
-        torch.autograd.grad(E.sum(), x)
+@skip_without_cuda
+@pytest.mark.parametrize("shape,lengths,bandwidth", CUDA_COST_CASES)
+def test_cuda_alignment_backward_equals_cpu_in_float64(shape, lengths, bandwidth):
+    """The kernel repeats the reference's float64 recursions in its order: only the device's exp
+    and log (a few ulp) separate them, far below 1e-10 of the largest entry."""
+    D, G, x_lengths, y_lengths = cost_case(shape, lengths, seed=40)
+    want = torch.ops.sdtw.alignment_backward(G, D, 0.5, bandwidth, x_lengths, y_lengths)
+    for where in ("cpu", "cuda"):  # lengths on the host and on the device
+        on = (lambda t: None if t is None else t.to(where))
+        got = torch.ops.sdtw.alignment_backward(G.cuda(), D.cuda(), 0.5, bandwidth, on(x_lengths), on(y_lengths))
+        assert got.dtype == F64 and got.device.type == "cuda"
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=1e-10 * want.abs().max().item())
+    if min(shape[-2:]) > 1:
+        assert want.abs().max() > 1e-3  # a real second derivative (one row or column has one path: 0)
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("shape,lengths,bandwidth", CUDA_COST_CASES)
+def test_cuda_alignment_backward_equals_cpu_for_float32_costs(shape, lengths, bandwidth):
+    """Both devices widen the float32 D exactly and compute in float64, so they differ only where the
+    final rounding to float32 of two float64 results a few ulp apart differs: one float32 ulp
+    (rtol 2^-23), besides the float64 test's 1e-10 of the largest entry."""
+    D, G, x_lengths, y_lengths = cost_case(shape, lengths, seed=42)
+    D32, G32 = D.float(), G.float()
+    want = torch.ops.sdtw.alignment_backward(G32, D32, 0.5, bandwidth, x_lengths, y_lengths)
+    got = torch.ops.sdtw.alignment_backward(G32.cuda(), D32.cuda(), 0.5, bandwidth, x_lengths, y_lengths)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got.cpu(), want, rtol=2.0**-23, atol=1e-10 * want.abs().max().item())
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_cuda_alignment_backward_non_finite_pairs_are_nan_as_on_cpu():
+    D, G = randn(3, 6, 5, seed=44).abs(), randn(3, 6, 5, seed=45)
+    G[0, 2, 3] = float("nan")  # inside pair 0's lengths
+    G[2, 5, 4] = float("inf")  # outside pair 2's lengths: ignored
+    D[1, 0, 0] = float("inf")  # every path of pair 1 starts there: its value is infinite
+    x_lengths, y_lengths = torch.tensor([6, 6, 4]), torch.tensor([5, 5, 3])
+    want = torch.ops.sdtw.alignment_backward(G, D, 0.5, -1, x_lengths, y_lengths)
+    got = torch.ops.sdtw.alignment_backward(G.cuda(), D.cuda(), 0.5, -1, x_lengths, y_lengths).cpu()
+    assert torch.isnan(got[:2]).all() and torch.isfinite(got[2]).all()
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-10, equal_nan=True)
+
+
+CUDA_SERIES_CASES = [SERIES_CASES[i] for i in (0, 1, 3, 5)]  # N != M, N = 1, lengths, band with lengths
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("x_shape,y_shape,keywords", CUDA_SERIES_CASES)
+def test_cuda_gradgradcheck_fused(normalize, x_shape, y_shape, keywords):
+    x, y = leaf(randn(*x_shape, seed=1).cuda()), leaf(randn(*y_shape, seed=2).cuda())
+
+    def loss(x, y):
+        return sdtw_torch.soft_dtw(x, y, gamma=0.7, fused=True, normalize=normalize, **keywords)
+
+    assert gradgradcheck(loss, (x, y))
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("shape,keywords", COST_CASES)
+def test_cuda_gradgradcheck_cost(shape, keywords):
+    D = leaf(randn(*shape, seed=3).abs().cuda())
+    assert gradgradcheck(lambda D: sdtw_torch.soft_dtw_cost(D, gamma=0.5, **keywords), (D,))
+    assert gradcheck(lambda D: sdtw_torch.alignment_from_cost(D, gamma=0.5, **keywords), (D,))
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+@pytest.mark.parametrize("fused", [True, False])
+def test_cuda_double_backward_equals_cpu(fused):
+    """Unfused, the cost is a leaf: the loss keeps it for the double backward."""
+    x0, y0, u = randn(2, 6, 2, seed=46), randn(2, 5, 2, seed=47), randn(2, 6, 2, seed=48)
+    results = []
+    for device in ("cpu", "cuda"):
+        x, y = leaf(x0.to(device)), leaf(y0.to(device))
+        if fused:
+            (gx,) = torch.autograd.grad(sdtw_torch.soft_dtw(x, y, gamma=0.5, fused=True).sum(), x, create_graph=True)
+            (hvp,) = torch.autograd.grad(gx, x, u.to(device))
+        else:
+            D = leaf(sdtw_torch.pairwise_cost(x, y).detach())
+            (gD,) = torch.autograd.grad(sdtw_torch.soft_dtw_cost(D, gamma=0.5).sum(), D, create_graph=True)
+            (hvp,) = torch.autograd.grad(gD, D, torch.ones_like(D))
+        results.append(hvp.cpu())
+    torch.testing.assert_close(results[1], results[0], rtol=1e-9, atol=1e-10)
+    assert results[0].abs().max() > 1e-3
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_cuda_double_backward_through_a_freed_cost_is_a_clear_error():
+    """The unfused loss frees a cost computed from x and y after the forward (its first-order
+    backward reads the state alone), so its double backward on CUDA is refused, naming the way out."""
+    x, y = leaf(randn(2, 6, 2, seed=25).cuda()), randn(2, 5, 2, seed=26).cuda()
+    with pytest.raises(NotImplementedError, match="needs the cost D, which the loss frees after the forward"):
+        torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=False).sum(), x, create_graph=True)
+
+
+@pytest.mark.cuda
+@skip_without_cuda
+def test_cuda_alignment_gradient_equals_cpu_and_passes_gradcheck():
+    x0, y0, G = randn(2, 5, 3, seed=49), randn(2, 4, 3, seed=50), randn(2, 5, 4, seed=51)
+    grads = []
+    for device in ("cpu", "cuda"):
+        x = leaf(x0.to(device))
+        E = sdtw_torch.alignment(x, y0.to(device), gamma=0.5, x_lengths=[5, 3])
+        grads.append(torch.autograd.grad((E * G.to(device)).sum(), x)[0].cpu())
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-9, atol=1e-10)
+    assert grads[0].abs().max() > 1e-3
+    x, y = leaf(x0.cuda()), leaf(y0.cuda())
+    assert gradcheck(lambda x, y: sdtw_torch.alignment(x, y, gamma=0.5, bandwidth=1), (x, y))
 
 
 @pytest.mark.skipif(not sdtw_torch.COMPILE_SUPPORTED, reason="torch.library.opcheck needs torch >= 2.4")

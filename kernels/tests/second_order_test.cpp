@@ -1,0 +1,171 @@
+// alignment_backward (the Hessian-vector product in cost space) against the float64 reference's
+// sweeps of directional derivatives, on the shapes where a wavefront goes wrong: N != M, N = 1,
+// M = 1, odd sizes, diagonals longer than a block, bands and per-pair lengths. Outputs and
+// workspace are poisoned first, so an unwritten or uninitialised cell shows as NaN.
+#include <algorithm>
+#include <stdexcept>
+
+#include "harness.hpp"
+#include "sdtw/kernels/second_order.hpp"
+
+namespace sdtw::kernels::testing {
+namespace {
+
+// Diagonals of 281 and 270 cells are longer than a block of 256 threads.
+const std::vector<Case> kCases = {
+    {1, 1, 1, 2, 1.0},         {2, 1, 7, 3, 0.5},          {3, 9, 1, 2, 1.0},
+    {2, 5, 4, 2, 0.7},         {3, 33, 31, 3, 0.1},        {2, 32, 32, 4, 1.0, 3},
+    {4, 17, 23, 2, 0.5, -1, true}, {5, 40, 29, 3, 1.0, 12, true}, {2, 300, 281, 2, 2.0},
+    {2, 270, 301, 3, 0.3, 40, true}, {6, 13, 13, 1, 10.0, 1},  {3, 64, 95, 5, 0.05, 40},
+};
+
+struct DeviceSecondOrder {
+  SecondOrderProblem problem;
+  DeviceBuffer<int64_t> x_len, y_len;
+  DeviceSecondOrder(const Case& c, const Inputs& in) : x_len(c.batch), y_len(c.batch) {
+    problem = SecondOrderProblem{c.batch, c.n, c.m, c.gamma, c.bandwidth, nullptr, nullptr};
+    if (c.lengths) {
+      x_len.upload(std::vector<int64_t>(in.x_len.begin(), in.x_len.end()));
+      y_len.upload(std::vector<int64_t>(in.y_len.begin(), in.y_len.end()));
+      problem.x_len = x_len.get();
+      problem.y_len = y_len.get();
+    }
+  }
+};
+
+template <typename In>
+std::vector<double> run_alignment_backward(const Case& c, const Inputs& in, const std::vector<In>& D_host,
+                                           const std::vector<double>& G_host) {
+  DeviceSecondOrder dp(c, in);
+  DeviceBuffer<In> D(D_host.size());
+  DeviceBuffer<double> G(G_host.size()), E_dot(G_host.size());
+  DeviceBuffer<char> workspace(alignment_backward_workspace_bytes(dp.problem));
+  D.upload(D_host);
+  G.upload(G_host);
+  E_dot.poison();
+  workspace.poison();
+  alignment_backward<In>(dp.problem, D.get(), G.get(), E_dot.get(), workspace.get(), nullptr);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return E_dot.download();
+}
+
+// The reference's H G per pair, on D as the kernel reads it (float inputs widened exactly).
+std::vector<double> reference_E_dot(const Case& c, const Inputs& in, const std::vector<double>& D,
+                                    const std::vector<double>& G) {
+  return reference::soft_dtw_hessian_product_cost_batch(D.data(), G.data(), shape_of(c, in), options_of(c)).E_dot;
+}
+
+// max |got - want| over max |want|: the sweeps repeat the reference's arithmetic in its order, so
+// only the device's exp and log (a few ulp) separate them.
+double scaled_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double worst = 0, scale = 0;
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    if (!std::isfinite(got[k])) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, std::abs(got[k] - want[k]));
+    scale = std::max(scale, std::abs(want[k]));
+  }
+  return worst / std::max(scale, 1e-300);
+}
+
+void expect_zero_padding(const Case& c, const Inputs& in, const std::vector<double>& E_dot) {
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.n; ++i)
+      for (int64_t j = 0; j < c.m; ++j)
+        if (i >= in.x_len[b] || j >= in.y_len[b]) {
+          ASSERT_EQ(E_dot[(b * c.n + i) * c.m + j], 0.0) << c << " pair " << b << " cell " << i << ", " << j;
+        }
+}
+
+// G drawn at random everywhere; its padding holds NaN, which the kernel must not read.
+std::vector<double> direction(std::mt19937_64& rng, const Case& c, const Inputs& in) {
+  std::vector<double> G = normal<double>(rng, c.batch * c.n * c.m);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.n; ++i)
+      for (int64_t j = 0; j < c.m; ++j)
+        if (i >= in.x_len[b] || j >= in.y_len[b]) G[(b * c.n + i) * c.m + j] = std::nan("");
+  return G;
+}
+
+class AlignmentBackward : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AlignmentBackward, Float64MatchesReference) {
+  SDTW_REQUIRE_GPU();
+  const Case& c = GetParam();
+  auto rng = seeded_rng("alignment_backward, float64");
+  const Inputs in = draw_inputs(rng, c);
+  const std::vector<double> D = cost_tensor<double>(c, in), G = direction(rng, c, in);
+  const std::vector<double> want = reference_E_dot(c, in, D, G), got = run_alignment_backward<double>(c, in, D, G);
+  EXPECT_LE(scaled_error(got, want), 1e-10) << c;
+  expect_zero_padding(c, in, got);
+  // With one row or one column there is one path, E is constant and its derivative 0.
+  double largest = 0;
+  for (double v : want) largest = std::max(largest, std::abs(v));
+  if (c.n > 1 && c.m > 1) {
+    EXPECT_GT(largest, 1e-3) << c << ": a vanishing product tests nothing";
+  }
+}
+
+TEST_P(AlignmentBackward, Float32CostIsReadExactly) {
+  SDTW_REQUIRE_GPU();
+  const Case& c = GetParam();
+  auto rng = seeded_rng("alignment_backward, float32 cost");
+  const Inputs in = draw_inputs(rng, c);
+  const std::vector<float> D = cost_tensor<float>(c, in);
+  const std::vector<double> G = direction(rng, c, in);
+  const std::vector<double> want = reference_E_dot(c, in, to_double(D), G);
+  const std::vector<double> got = run_alignment_backward<float>(c, in, D, G);
+  EXPECT_LE(scaled_error(got, want), 1e-10) << c;
+  expect_zero_padding(c, in, got);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AlignmentBackward, ::testing::ValuesIn(kCases));
+
+// Pair 0: a NaN in G inside its lengths; pair 1: an infinite cost on every path (no finite value);
+// pair 2: clean. Only the first two are all NaN, and the third equals the reference.
+TEST(AlignmentBackwardNonFinite, UndefinedPairsAreNaNAndTheOthersUntouched) {
+  SDTW_REQUIRE_GPU();
+  const Case c{3, 6, 5, 2, 0.5, -1, true};
+  auto rng = seeded_rng("alignment_backward, non-finite");
+  Inputs in = draw_inputs(rng, c);
+  in.x_len = {4, 6, 5};
+  in.y_len = {5, 5, 3};
+  std::vector<double> D = cost_tensor<double>(c, in), G = direction(rng, c, in);
+  G[(0 * c.n + 3) * c.m + 4] = std::nan("");
+  D[(1 * c.n + 0) * c.m + 0] = std::numeric_limits<double>::infinity();  // every path starts at (0, 0)
+  const std::vector<double> got = run_alignment_backward<double>(c, in, D, G);
+  const std::size_t cells = c.n * c.m;
+  for (std::size_t k = 0; k < 2 * cells; ++k) ASSERT_TRUE(std::isnan(got[k])) << "entry " << k;
+  const Case clean{1, c.n, c.m, c.dim, c.gamma, -1, true};
+  Inputs one;
+  one.x_len = {in.x_len[2]};
+  one.y_len = {in.y_len[2]};
+  const std::vector<double> D2(D.begin() + 2 * cells, D.end()), G2(G.begin() + 2 * cells, G.end());
+  const std::vector<double> want = reference_E_dot(clean, one, D2, G2);
+  EXPECT_LE(scaled_error(std::vector<double>(got.begin() + 2 * cells, got.end()), want), 1e-10);
+}
+
+TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
+  const auto message = [](SecondOrderProblem p) {
+    try {
+      alignment_backward_workspace_bytes(p);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({0, 4, 4, 1.0}).find("batch must be >= 1 (got 0)"), std::string::npos);
+  EXPECT_NE(message({1, 0, 4, 1.0}).find("n (rows of D) must be >= 1 (got 0)"), std::string::npos);
+  EXPECT_NE(message({1, 4, 0, 1.0}).find("m (columns of D) must be >= 1 (got 0)"), std::string::npos);
+  EXPECT_NE(message({1, 4, 4, 0.0}).find("gamma must be finite and > 0 (got 0)"), std::string::npos);
+  EXPECT_NE(message({1, 4, 9, 1.0, 2}).find("bandwidth 2 leaves no alignment path for n = 4, m = 9"),
+            std::string::npos);
+  EXPECT_EQ(message({2, 4, 9, 1.0, 5}), "no error");
+  EXPECT_EQ(alignment_backward_workspace_bytes({2, 4, 9, 1.0}), 2u * 5 * 10 * 4 * sizeof(double));
+  const SecondOrderProblem p{1, 4, 4, 1.0};
+  double buffer[1] = {0};
+  EXPECT_THROW(alignment_backward<double>(p, nullptr, buffer, buffer, buffer, nullptr), std::invalid_argument);
+  EXPECT_THROW(alignment_backward<double>(p, buffer, buffer, buffer, nullptr, nullptr), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sdtw::kernels::testing
