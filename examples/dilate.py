@@ -49,7 +49,7 @@ class Forecaster(torch.nn.Module):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cpu", help="cpu (CUDA needs the GPU second order, not implemented yet)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--alpha", type=float, default=0.5, help="weight of the shape term (the paper's 0.5)")

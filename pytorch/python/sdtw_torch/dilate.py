@@ -2,7 +2,7 @@
 Series Forecasting Models"): a shape term, soft-DTW of the cost between outputs and targets, and
 a temporal term <Omega, E>, E the expected alignment, which penalises alignments far from the
 diagonal. The temporal term's gradient is a Hessian-vector product of soft-DTW (the alignment's
-backward), on CPU tensors for now.
+backward), on the CPU and on CUDA.
 """
 from collections import namedtuple
 

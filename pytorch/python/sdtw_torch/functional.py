@@ -181,8 +181,8 @@ def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=N
 def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False):
     """The expected alignment E = d soft_dtw_cost(D) / d D, same shape as D, entries in [0, 1].
 
-    Zero in padding and outside the band. Differentiable in D on CPU tensors: the gradient of
-    <G, E> is the Hessian-vector product H G of soft_dtw_cost (CUDA: NotImplementedError).
+    Zero in padding and outside the band. Differentiable in D: the gradient of <G, E> is the
+    Hessian-vector product H G of soft_dtw_cost (0 at gamma = 0, where E is piecewise constant).
     """
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
@@ -194,7 +194,7 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
               check_inputs=False):
     """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist.
 
-    Differentiable in x and y on CPU tensors (the Hessian-vector product chained through the cost).
+    Differentiable in x and y (the Hessian-vector product chained through the cost).
     gamma=0 gives the hard path: the 0/1 indicator of one optimal DTW path (ties: the diagonal, then
     (i-1, j), then (i, j-1)), on the CPU and on CUDA."""
     _check_tensor(x, "x")

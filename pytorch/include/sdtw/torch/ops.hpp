@@ -51,9 +51,9 @@ at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double g
                               const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
 
 // The loss operators: soft-DTW values with their autograd in C++ (the state lives on the autograd
-// node, freed on return when no input requires a gradient). On CPU tensors the backward is itself
-// differentiable (create_graph=True: Hessian-vector products, sdtw::alignment_backward); on CUDA
-// not yet (NotImplementedError).
+// node, freed on return when no input requires a gradient). The backward is itself differentiable
+// (create_graph=True: Hessian-vector products, sdtw::alignment_backward); on CUDA the cost loss
+// needs a leaf D for it (a computed D is freed after the forward).
 at::Tensor soft_dtw_cost(const at::Tensor& D, double gamma, int64_t bandwidth = -1,
                          const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                          const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
@@ -84,7 +84,7 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               c10::optional<double> bandwidth = c10::nullopt, const std::string& reduction = "none",
                               const c10::optional<at::Tensor>& D_xx = c10::nullopt,
                               const c10::optional<at::Tensor>& D_yy = c10::nullopt, bool check_inputs = false);
-// The expected alignment E = d sdtw / d D, of x and y for dist or of D; differentiable on CPU tensors.
+// The expected alignment E = d sdtw / d D, of x and y for dist or of D; differentiable.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y,
                      const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                      const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
