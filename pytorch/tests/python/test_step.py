@@ -90,17 +90,6 @@ def test_no_state_is_kept_without_gradient():
         assert sdtw_torch.soft_dtw(xg, yg).grad_fn is None
 
 
-@pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.cuda
-@skip_without_cuda
-def test_double_backward_raises_on_cuda(fused):
-    """CPU tensors have a double backward (test_second_order.py); CUDA has none yet and says so."""
-    x, y = leaves(torch.randn(2, 9, 3, dtype=torch.float64, device="cuda"),
-                  torch.randn(2, 8, 3, dtype=torch.float64, device="cuda"))
-    with pytest.raises(RuntimeError, match="double backward .* not implemented on CUDA yet"):
-        torch.autograd.grad(sdtw_torch.soft_dtw(x, y, fused=fused).sum(), x, create_graph=True)
-
-
 def _kernel_launches(fn):
     from torch.profiler import ProfilerActivity, profile
 
