@@ -6,7 +6,7 @@ one in its future, at its time step (t2 - t1) + 2: when the next bump comes depe
 and how high it is too. A multilayer perceptron maps the past (N_input steps) to the future (N_output
 steps); sdtw_torch.dilate weighs the shape (soft-DTW) against the timing (the alignment's distance
 from the diagonal). Prints the loss now and then and a summary with the evaluation loss before and
-after training. The temporal term's gradient is a Hessian-vector product, on CPU tensors for now.
+after training. The temporal term's gradient is a Hessian-vector product (CPU or CUDA).
 
     PYTHONPATH=pytorch/python python3 examples/dilate.py --steps 300
 """

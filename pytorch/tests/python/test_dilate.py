@@ -59,8 +59,9 @@ def test_dilate_mean_is_the_batch_average_and_lengths_use_each_pairs_own_n():
     for got, each in zip(mean, per_pair):
         torch.testing.assert_close(got, each.mean(), rtol=1e-12, atol=0)
     short = sdtw_torch.dilate(outputs, targets, gamma=0.5, reduction="none", x_lengths=[4, 6], y_lengths=[5, 3])
-    expected = direct_dilate(outputs[0, :4].numpy(), targets[0].numpy(), 0.5, 0.5)
-    np.testing.assert_allclose([t[0].item() for t in short], expected, rtol=1e-10)
+    for b, (n, m) in enumerate([(4, 5), (6, 3)]):
+        expected = direct_dilate(outputs[b, :n].numpy(), targets[b, :m].numpy(), 0.5, 0.5)
+        np.testing.assert_allclose([t[b].item() for t in short], expected, rtol=1e-10)
     unbatched = sdtw_torch.dilate(outputs[1, :5], targets[1], gamma=0.5, x_lengths=5)
     expected = direct_dilate(outputs[1, :5].numpy(), targets[1].numpy(), 0.5, 0.5)
     np.testing.assert_allclose([t.item() for t in unbatched], expected, rtol=1e-10)

@@ -10,6 +10,9 @@ import sdtw_torch
 from conftest import requires_cuda
 from sdtw_torch.barycenter import resample
 
+# Series for the argument errors, refused before their values are read.
+SERIES = torch.rand(4, 5, 1, generator=torch.Generator().manual_seed(11))
+
 skip_without_cuda = requires_cuda[1]
 
 PROTOTYPES = (
@@ -132,29 +135,29 @@ def test_init_centres_of_another_length_keep_it(length):
     (lambda: sdtw_torch.SoftDTWKMeans(2, barycenter_iter=0), "barycenter_iter must be"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, barycenter_method="sgd"), "barycenter_method must be"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, init="kmeans"), "init must be"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, random_state="x").fit(torch.randn(4, 5, 1)), "random_state must be"),
-    (lambda: sdtw_torch.SoftDTWKMeans(5).fit(torch.randn(4, 5, 1)), r"n_clusters must be <= the number of series"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 4, 2)).fit(torch.randn(4, 5, 1)),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, random_state="x").fit(SERIES), "random_state must be"),
+    (lambda: sdtw_torch.SoftDTWKMeans(5).fit(SERIES), r"n_clusters must be <= the number of series"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 4, 2)).fit(SERIES),
      r"init must have shape \(2, N_z, 1\) with N_z >= 1 \(got \(2, 4, 2\)\)"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(3, 4, 1)).fit(torch.randn(4, 5, 1)),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(3, 4, 1)).fit(SERIES),
      r"init must have shape \(2, N_z, 1\) with N_z >= 1 \(got \(3, 4, 1\)\)"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 0, 1)).fit(torch.randn(4, 5, 1)),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 0, 1)).fit(SERIES),
      r"init must have shape \(2, N_z, 1\) with N_z >= 1 \(got \(2, 0, 1\)\)"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5)), r"X must have shape \(B, N, D\)"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1), X_lengths=[5, 5, 6, 5]), r"X_lengths\[2\] = 6 is out of range \[1, 5\]"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2).predict(torch.randn(4, 5, 1)), "call fit before predict"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).index_put_((torch.tensor(2), torch.tensor(3)),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(SERIES[..., 0]), r"X must have shape \(B, N, D\)"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(SERIES, X_lengths=[5, 5, 6, 5]), r"X_lengths\[2\] = 6 is out of range \[1, 5\]"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).predict(SERIES), "call fit before predict"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(SERIES.clone().index_put_((torch.tensor(2), torch.tensor(3)),
                                                                              torch.tensor(math.nan))),
      r"X must be finite: X\[2, 3, 0\] = nan"),
     (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1).index_fill_(1, torch.tensor(4), math.inf))
-     .fit(torch.randn(4, 5, 1)), r"init must be finite: init\[0, 4, 0\] = inf"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1).half()), "X is float16 on the CPU"),
+     .fit(SERIES), r"init must be finite: init\[0, 4, 0\] = inf"),
+    (lambda: sdtw_torch.SoftDTWKMeans(2).fit(SERIES.half()), "X is float16 on the CPU"),
     (lambda: sdtw_torch.SoftDTWKMeans(2).fit(torch.randn(4, 5, 1, device="meta")), "X is on the meta device"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1, device="meta")).fit(torch.randn(4, 5, 1)),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1, device="meta")).fit(SERIES),
      "init is on the meta device"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1)).fit(torch.randn(4, 5, 1)),
+    (lambda: sdtw_torch.SoftDTWKMeans(2, init=torch.zeros(2, 5, 1)).fit(SERIES),
      r"init: starting from these centres, cluster 1 has no series \(are two centres identical\?\)"),
-    (lambda: sdtw_torch.SoftDTWKMeans(2, max_iter=1, barycenter_iter=1, random_state=0).fit(torch.randn(4, 5, 1))
+    (lambda: sdtw_torch.SoftDTWKMeans(2, max_iter=1, barycenter_iter=1, random_state=0).fit(SERIES)
      .predict(torch.randn(3, 5, 1).index_fill_(1, torch.tensor(1), math.nan)), r"X must be finite: X\[0, 1, 0\] = nan"),
 ])
 def test_bad_arguments_name_the_parameter(make, match):

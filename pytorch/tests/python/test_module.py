@@ -298,8 +298,6 @@ def test_bad_inputs_are_rejected_with_the_argument_name(make, exc, match):
         make()
 
 
-# ---- integer and bool series are promoted to a floating dtype ----
-
 def integer_target(*shape, seed):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(-3, 4, shape, generator=g)
