@@ -56,7 +56,13 @@ double cpu_value(const Case& c, const Inputs& in, const std::vector<double>& D, 
       const double d = D[(b * c.n + i) * c.m + j];
       if (reference::in_band(i, j, band) && (std::isnan(d) || d == -kInf)) return kNaN;
     }
-  return hard_dtw_on_cost(c, in, D).values[b];
+  // The reference's hard DTW refuses NaN and -inf costs, so pair b goes to it alone.
+  const Case one{1, c.n, c.m, c.dim, c.gamma, c.bandwidth, c.lengths};
+  Inputs pair;
+  pair.x_len = {in.x_len[b]};
+  pair.y_len = {in.y_len[b]};
+  const std::vector<double> D_b(D.begin() + b * c.n * c.m, D.begin() + (b + 1) * c.n * c.m);
+  return hard_dtw_on_cost(one, pair, D_b).values[0];
 }
 
 template <typename T>
