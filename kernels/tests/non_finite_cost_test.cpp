@@ -105,22 +105,19 @@ void check(const Injected& k) {
   }
 }
 
-TEST(NonFiniteCost, HardMinFloat) {
+// gamma = 0 (the hard-min instantiation) and gamma > 0.
+class NonFiniteCost : public ::testing::TestWithParam<double> {};
+
+TEST_P(NonFiniteCost, Float) {
   SDTW_REQUIRE_GPU();
-  for (const auto& k : cases(0.0)) check<float>(k);
+  for (const auto& k : cases(GetParam())) check<float>(k);
 }
-TEST(NonFiniteCost, HardMinDouble) {
+TEST_P(NonFiniteCost, Double) {
   SDTW_REQUIRE_GPU();
-  for (const auto& k : cases(0.0)) check<double>(k);
+  for (const auto& k : cases(GetParam())) check<double>(k);
 }
-TEST(NonFiniteCost, SoftminFloat) {
-  SDTW_REQUIRE_GPU();
-  for (const auto& k : cases(0.5)) check<float>(k);
-}
-TEST(NonFiniteCost, SoftminDouble) {
-  SDTW_REQUIRE_GPU();
-  for (const auto& k : cases(0.5)) check<double>(k);
-}
+
+INSTANTIATE_TEST_SUITE_P(Gammas, NonFiniteCost, ::testing::Values(0.0, 0.5));
 
 }  // namespace
 }  // namespace sdtw::kernels::testing
