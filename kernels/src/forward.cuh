@@ -274,15 +274,17 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         const double border_j = __shfl_sync(kFullMask, border, step);
         up = lane == 0 ? border_j : up;
         const double rmin = fmin(diag, fmin(up, left));
-        const bool live = ((in_band >> step) & 1u) && rmin < inf;
+        const bool banded = (in_band >> step) & 1u;
+        const bool live = banded && rmin < inf;
         const T c = my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)];
         double r_live;
         typename State::Word w_live;
         if constexpr (kHardMin) {
-          // fmin drops a NaN predecessor, so NaN is carried on by hand, as the softmin's exp carries it.
+          // fmin drops a NaN predecessor, so NaN is carried on by hand, as the softmin's exp carries
+          // it; a -inf cost is NaN too, as the CPU operator's (a path of value -inf has no gradient).
           const bool takes_diag = diag <= up && diag <= left, takes_up = !takes_diag && up <= left;
-          const bool nan_in = isnan(diag) || isnan(up) || isnan(left);
-          r_live = nan_in ? static_cast<double>(NAN) : static_cast<double>(c) + rmin;
+          const bool nan_in = isnan(diag + up + left) || !(c > -inf);
+          r_live = nan_in ? static_cast<double>(NAN) : static_cast<double>(c) + rmin;  // no finite predecessor: +inf
           w_live = State::encode(C(takes_diag), C(takes_up), C(!takes_diag && !takes_up), C(1));
         } else {
           const C ed = fast_exp2(static_cast<C>(diag - rmin) * exp2_scale);
@@ -292,7 +294,15 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
           r_live = (static_cast<double>(c) + rmin) - log2_scale * static_cast<double>(fast_log2(sum));
           w_live = State::encode(ed, eu, el, fast_rcp(sum));
         }
-        const double r = live ? r_live : inf;
+        // A cell of the band with no finite predecessor is the reference's c + softmin = c + their
+        // sum (fmin dropped any NaN among them): +inf, or NaN for a NaN predecessor, a NaN cost or a
+        // -inf cost, so that a NaN reaches the end even where it has one predecessor alone. The
+        // hard min's r_live is that already.
+        double r;
+        if constexpr (kHardMin)
+          r = banded ? r_live : inf;
+        else
+          r = live ? r_live : banded ? static_cast<double>(c) + (diag + up + left) : inf;
         // Every cell of the grid is written, the ones outside the band with empty(). A value that
         // is not finite in T (no finite path, NaN, overflow) has no gradient: its end cell is
         // marked so that the backward gives the whole pair NaN.

@@ -47,8 +47,12 @@ struct Schedule {
   __device__ int cols_of(int64_t b) const {
     return static_cast<int>(y_len ? clamp_length(y_len[y_index ? y_index[b] : b], m) : m);
   }
-  __device__ bool in_band(int i, int j) const { return bandwidth < 0 || abs(i - j) <= bandwidth; }
 };
+
+// Sakoe-Chiba: cell (i, j) is kept when |i - j| <= bandwidth; bandwidth < 0 keeps every cell.
+__device__ inline bool in_band(int64_t i, int64_t j, int64_t bandwidth) {
+  return bandwidth < 0 || (i > j ? i - j : j - i) <= bandwidth;
+}
 
 __device__ inline int64_t take_ticket(unsigned long long* counter) {
   unsigned long long t = 0;

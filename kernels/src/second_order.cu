@@ -1,58 +1,39 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
-#include <sstream>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
+#include "errors.hpp"
+#include "schedule.cuh"
 #include "sdtw/kernels/second_order.hpp"
+#include "workspace.hpp"
 
 namespace sdtw::kernels {
 namespace {
+
+using detail::fail;
+using detail::in_band;
 
 constexpr int kThreads = 256;
 constexpr int kGrids = 4;  // R, R_dot, E, E_dot
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMaxWorkspaceBytes = 0x1p62;  // the byte count then fits in size_t
 
-[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("sdtw::kernels: " + what); }
-
-template <typename... Parts>
-[[noreturn]] void fail(const Parts&... parts) {
-  std::ostringstream msg;
-  (msg << ... << parts);
-  reject(msg.str());
-}
-
+// The first order's checks (shape, lengths and band), then what is this kernel's own: gamma > 0,
+// one block per pair, the workspace's size.
 void validate(const SecondOrderProblem& p) {
-  if (p.batch < 1) fail("batch must be >= 1 (got ", p.batch, ")");
-  if (p.batch > INT_MAX) fail("batch must be <= 2^31 - 1, one block per pair (got ", p.batch, ")");
-  if (p.n < 1) fail("n (rows of D) must be >= 1 (got ", p.n, ")");
-  if (p.m < 1) fail("m (columns of D) must be >= 1 (got ", p.m, ")");
   if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) fail("gamma must be finite and > 0 (got ", p.gamma, ")");
+  detail::validate(Problem{p.batch, p.n, p.m, 1, p.gamma, p.bandwidth, p.x_len, p.y_len});
+  if (p.batch > INT_MAX) fail("batch must be <= 2^31 - 1, one block per pair (got ", p.batch, ")");
   // Four float64 grids of (n + 1) x (m + 1) cells per pair, counted in size_t below.
   const double bytes = static_cast<double>(p.batch) * static_cast<double>(p.n + 1) * static_cast<double>(p.m + 1) *
                        kGrids * sizeof(double);
-  if (bytes > 0x1p62) fail("batch * (n + 1) * (m + 1) is too large for a workspace (B = ", p.batch, ", n = ", p.n,
-                           ", m = ", p.m, ")");
-  if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
-    fail("bandwidth ", p.bandwidth, " leaves no alignment path for n = ", p.n, ", m = ", p.m,
-         ": it needs bandwidth >= |n - m|");
-}
-
-void require(const void* ptr, const char* name) {
-  if (!ptr) reject(std::string(name) + " must not be null");
-}
-
-void check(cudaError_t code, const char* what) {
-  if (code != cudaSuccess) throw CudaError(code, std::string("sdtw::kernels: ") + what + ": " + cudaGetErrorString(code));
-}
-
-__device__ int64_t pair_length(const int64_t* lengths, int64_t b, int64_t full) {
-  return lengths ? min(max(lengths[b], int64_t{1}), full) : full;
+  if (bytes > kMaxWorkspaceBytes)
+    fail("batch * (n + 1) * (m + 1) is too large for a workspace: at ", kGrids * sizeof(double),
+         " bytes a cell it must total <= 2^62 bytes (got ", bytes, " bytes for B = ", p.batch, ", n = ", p.n,
+         ", m = ", p.m, ")");
 }
 
 // As the reference's softmin: NaN in, NaN out; all three infinite, infinite.
@@ -85,10 +66,6 @@ __device__ Predecessors predecessors(const Grid& R, const Grid& V, int64_t i, in
   return {{wa / s, wb / s, wc / s}, {V(i - 1, j - 1), V(i - 1, j), V(i, j - 1)}};
 }
 
-__device__ bool in_band(int64_t i, int64_t j, int64_t bandwidth) {
-  return bandwidth < 0 || (i > j ? i - j : j - i) <= bandwidth;
-}
-
 // The cells (i, d - i) of anti-diagonal d inside 1..n x 1..m, strided over the block's threads.
 template <typename F>
 __device__ void for_each_on_diagonal(int64_t d, int64_t n, int64_t m, F&& f) {
@@ -108,7 +85,8 @@ template <typename In>
 __global__ void __launch_bounds__(kThreads, 2)
     hessian_product_kernel(SecondOrderProblem p, const In* D, const double* G, double* E_dot, double* workspace) {
   const int64_t b = blockIdx.x;
-  const int64_t n = pair_length(p.x_len, b, p.n), m = pair_length(p.y_len, b, p.m);
+  const int64_t n = p.x_len ? detail::Schedule::clamp_length(p.x_len[b], p.n) : p.n;
+  const int64_t m = p.y_len ? detail::Schedule::clamp_length(p.y_len[b], p.m) : p.m;
   const int64_t ld = p.m + 1, grid_cells = (p.n + 1) * ld, pair_cells = p.n * p.m;
   double* base = workspace + b * kGrids * grid_cells;
   const Grid R{base, ld}, R_dot{base + grid_cells, ld};
@@ -194,15 +172,15 @@ void alignment_backward(const SecondOrderProblem& problem, const In* D, const do
                         void* workspace, cudaStream_t stream) {
   static_assert(std::is_same_v<In, float> || std::is_same_v<In, double>, "D is float or double");
   validate(problem);
-  require(D, "D");
-  require(G, "G");
-  require(E_dot, "E_dot");
-  require(workspace, "workspace");
+  detail::require(D, "D");
+  detail::require(G, "G");
+  detail::require(E_dot, "E_dot");
+  detail::require(workspace, "workspace");
   if (reinterpret_cast<std::uintptr_t>(workspace) % alignof(double) != 0)
-    reject("workspace must be aligned to 8 bytes");
+    fail("workspace must be aligned to ", alignof(double), " bytes (got address ", workspace, ")");
   hessian_product_kernel<In><<<static_cast<unsigned>(problem.batch), kThreads, 0, stream>>>(
       problem, D, G, E_dot, static_cast<double*>(workspace));
-  check(cudaGetLastError(), "alignment_backward launch");
+  detail::check(cudaGetLastError(), "alignment_backward launch");
 }
 
 template void alignment_backward<float>(const SecondOrderProblem&, const float*, const double*, double*, void*,

@@ -5,6 +5,7 @@
 
 #include "backward.cuh"
 #include "backward_gradient.cuh"
+#include "errors.hpp"
 #include "forward.cuh"
 #include "jacobian.cuh"
 #include "pairwise.cuh"
@@ -16,15 +17,10 @@ namespace sdtw::kernels {
 namespace {
 
 using detail::CellState;
+using detail::check;
+using detail::reject;
+using detail::require;
 using detail::WorkspaceLayout;
-
-void check(cudaError_t code, const char* what) {
-  if (code != cudaSuccess) throw CudaError(code, std::string("sdtw::kernels: ") + what + ": " + cudaGetErrorString(code));
-}
-
-void require(const void* ptr, const char* name) {
-  if (!ptr) throw std::invalid_argument(std::string("sdtw::kernels: ") + name + " must not be null");
-}
 
 // save_state = false: the values-only layout, with no saved state.
 template <typename T>
@@ -37,7 +33,7 @@ WorkspaceLayout layout_for(const Problem& p, bool save_state = true) {
 
 void reject_pair_indices(const Problem& p) {
   if (p.x_index || p.y_index)
-    throw std::invalid_argument("sdtw::kernels: pair indices (x_index, y_index) are for sqeuclidean_values only");
+    reject("pair indices (x_index, y_index) are for sqeuclidean_values only");
 }
 
 detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
@@ -295,7 +291,7 @@ template <typename T, typename In>
 void sqeuclidean_cost_backward(const Problem& p, const In* x, const In* y, const T* G, In* grad_x, In* grad_y,
                                cudaStream_t stream) {
   if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
-    throw std::invalid_argument("sdtw::kernels: sqeuclidean_cost_backward needs batch, n, m and dim >= 1");
+    reject("sqeuclidean_cost_backward needs batch, n, m and dim >= 1");
   require(x, "x");
   require(y, "y");
   require(G, "G");
@@ -309,7 +305,7 @@ void sqeuclidean_cost_backward(const Problem& p, const In* x, const In* y, const
 template <typename T, typename In>
 void sqeuclidean_cost(const Problem& p, const In* x, const In* y, T* D, cudaStream_t stream) {
   if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
-    throw std::invalid_argument("sdtw::kernels: sqeuclidean_cost needs batch, n, m and dim >= 1");
+    reject("sqeuclidean_cost needs batch, n, m and dim >= 1");
   require(x, "x");
   require(y, "y");
   require(D, "D");

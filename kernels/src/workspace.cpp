@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
-#include <stdexcept>
+
+#include "errors.hpp"
 
 namespace sdtw::kernels::detail {
 namespace {
@@ -14,17 +14,9 @@ constexpr std::size_t kAlign = 256;
 
 std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
-[[noreturn]] void reject(const std::string& what) { throw std::invalid_argument("sdtw::kernels: " + what); }
-
 }  // namespace
 
 void validate(const Problem& p) {
-  // Every launch validates: the message is built only when a check fails.
-  const auto fail = [](const auto&... parts) {
-    std::ostringstream msg;
-    (msg << ... << parts);
-    reject(msg.str());
-  };
   if (p.batch < 1) fail("batch must be >= 1 (got ", p.batch, ")");
   if (p.n < 1) fail("n (length of x) must be >= 1 (got ", p.n, ")");
   if (p.m < 1) fail("m (length of y) must be >= 1 (got ", p.m, ")");

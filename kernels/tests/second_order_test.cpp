@@ -3,7 +3,9 @@
 // M = 1, odd sizes, diagonals longer than a block, bands and per-pair lengths. Outputs and
 // workspace are poisoned first, so an unwritten or uninitialised cell shows as NaN.
 #include <algorithm>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "harness.hpp"
 #include "sdtw/kernels/second_order.hpp"
@@ -154,10 +156,15 @@ TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
     return std::string("no error");
   };
   EXPECT_NE(message({0, 4, 4, 1.0}).find("batch must be >= 1 (got 0)"), std::string::npos);
-  EXPECT_NE(message({1, 0, 4, 1.0}).find("n (rows of D) must be >= 1 (got 0)"), std::string::npos);
-  EXPECT_NE(message({1, 4, 0, 1.0}).find("m (columns of D) must be >= 1 (got 0)"), std::string::npos);
+  EXPECT_NE(message({1, 0, 4, 1.0}).find("n (length of x) must be >= 1 (got 0)"), std::string::npos);
+  EXPECT_NE(message({1, 4, 0, 1.0}).find("m (length of y) must be >= 1 (got 0)"), std::string::npos);
   EXPECT_NE(message({1, 4, 4, 0.0}).find("gamma must be finite and > 0 (got 0)"), std::string::npos);
   EXPECT_NE(message({1, 4, 9, 1.0, 2}).find("bandwidth 2 leaves no alignment path for n = 4, m = 9"),
+            std::string::npos);
+  EXPECT_NE(message({int64_t{1} << 31, 4, 4, 1.0}).find("batch must be <= 2^31 - 1, one block per pair (got 2147483648)"),
+            std::string::npos);
+  EXPECT_NE(message({1, int64_t{1} << 30, int64_t{1} << 30, 1.0})
+                .find("is too large for a workspace: at 32 bytes a cell it must total <= 2^62 bytes"),
             std::string::npos);
   EXPECT_EQ(message({2, 4, 9, 1.0, 5}), "no error");
   EXPECT_EQ(alignment_backward_workspace_bytes({2, 4, 9, 1.0}), 2u * 5 * 10 * 4 * sizeof(double));
@@ -165,6 +172,17 @@ TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
   double buffer[1] = {0};
   EXPECT_THROW(alignment_backward<double>(p, nullptr, buffer, buffer, buffer, nullptr), std::invalid_argument);
   EXPECT_THROW(alignment_backward<double>(p, buffer, buffer, buffer, nullptr, nullptr), std::invalid_argument);
+  void* misaligned = reinterpret_cast<char*>(buffer) + 4;
+  try {
+    alignment_backward<double>(p, buffer, buffer, buffer, misaligned, nullptr);
+    ADD_FAILURE() << "a misaligned workspace was accepted";
+  } catch (const std::invalid_argument& e) {
+    std::ostringstream address;
+    address << misaligned;
+    EXPECT_NE(std::string(e.what()).find("workspace must be aligned to 8 bytes (got address " + address.str() + ")"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

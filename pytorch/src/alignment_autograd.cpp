@@ -2,8 +2,6 @@
 // is the Hessian-vector product sdtw::alignment_backward. The loss nodes (autograd.cpp) build their
 // gradient g * E(D) on it under create_graph=True, and sdtw::alignment_from_cost returns it.
 #include <torch/autograd.h>
-#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
-#include <torch/library.h>
 
 #include <vector>
 
@@ -67,8 +65,3 @@ at::Tensor alignment_of_cost(const at::Tensor& D, double gamma, int64_t bandwidt
 }
 
 }  // namespace sdtw::ops::detail
-
-TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
-  // Third order is not implemented: asking the Hessian-vector product for a gradient is an error.
-  m.impl("alignment_backward", torch::autograd::autogradNotImplementedFallback());
-}

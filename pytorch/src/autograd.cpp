@@ -177,9 +177,10 @@ TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_autograd));
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_autograd));
   // The low-level operators have no gradient of their own: an error if one is asked of them, and
-  // every backend (meta tensors included) reaches its kernel.
+  // every backend (meta tensors included) reaches its kernel. alignment_backward is the Hessian-vector
+  // product: third order is not implemented.
   for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward",
-                           "pairwise_soft_dtw_sqeuclidean", "sqeuclidean_cost_backward"})
+                           "pairwise_soft_dtw_sqeuclidean", "sqeuclidean_cost_backward", "alignment_backward"})
     m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }
 

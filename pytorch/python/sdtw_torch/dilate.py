@@ -4,6 +4,7 @@ a temporal term <Omega, E>, E the expected alignment, which penalises alignments
 diagonal. The temporal term's gradient is a Hessian-vector product of soft-DTW (the alignment's
 backward), on the CPU and on CUDA.
 """
+import numbers
 from collections import namedtuple
 
 import torch
@@ -17,7 +18,29 @@ def dilate_omega(n, m, *, lengths=None, dtype=torch.float32, device=None):
     """The temporal penalty (i - j)^2 / N^2, (N, M); with lengths (B,), (B, N, M) with pair b's own N.
 
     The reference implementation's Omega (i - j)^2 with its division by N_output^2 folded in.
+    n, m: ints >= 1. lengths: a 1-D integer tensor (or list of ints) with entries in [1, n].
     """
+    for name, size in (("n", n), ("m", m)):
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+            raise TypeError(f"{name} must be an int (got {size!r})")
+        if size < 1:
+            raise ValueError(f"{name} must be >= 1 (got {size})")
+    lengths = _lengths(lengths, "lengths")
+    if lengths is not None:
+        if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype.is_complex \
+                or lengths.dtype == torch.bool:
+            raise ValueError(f"lengths must be a 1-D integer tensor (got dtype {lengths.dtype}, "
+                             f"shape {tuple(lengths.shape)})")
+        bad = ((lengths < 1) | (lengths > n)).nonzero()
+        if bad.numel():
+            k = int(bad[0, 0])
+            raise ValueError(f"lengths[{k}] must be in [1, n] = [1, {n}] (got {int(lengths[k])})")
+    return _omega(n, m, lengths, dtype, device)
+
+
+def _omega(n, m, lengths, dtype, device):
+    """dilate_omega without its checks, for dilate, whose operators check the lengths (the
+    check of a CUDA tensor would wait for the device)."""
     i = torch.arange(n, dtype=dtype, device=device).view(n, 1)
     j = torch.arange(m, dtype=dtype, device=device).view(1, m)
     squared = (i - j).pow(2)
@@ -41,7 +64,8 @@ def dilate(outputs, targets, *, alpha=0.5, gamma=0.01, Omega=None, bandwidth=Non
     dilate_loss returns (loss, loss_shape, loss_temporal); reduction 'mean' (the reference's
     batch average), 'sum' or 'none' applies to all three.
 
-    alpha: weight of the shape term, in [0, 1]. gamma: soft-DTW smoothing (> 0).
+    alpha: weight of the shape term, in [0, 1]. gamma: soft-DTW smoothing (>= 0; at 0, exact DTW,
+    whose alignment is piecewise constant in the cost, so the temporal term has no gradient).
     Omega: (N, M) or (B, N, M); default (i - j)^2 / N^2 (dilate_omega), N the pair's x_lengths
     when given. x_lengths, y_lengths: the true lengths of outputs and targets in a padded batch.
     """
@@ -54,7 +78,7 @@ def dilate(outputs, targets, *, alpha=0.5, gamma=0.01, Omega=None, bandwidth=Non
     D = pairwise_cost(outputs, targets, dist)
     n, m = D.shape[-2:]
     if Omega is None:
-        Omega = dilate_omega(n, m, lengths=xl, dtype=D.dtype, device=D.device)
+        Omega = _omega(n, m, xl, D.dtype, D.device)
         if D.dim() == 2 and xl is not None:
             Omega = Omega[0]
     else:

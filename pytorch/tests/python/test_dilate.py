@@ -92,6 +92,35 @@ def test_dilate_omega_is_the_references():
                                np.array([[0, 1], [1, 0], [4, 1]]) / 9.0, rtol=0, atol=0)
 
 
+def test_dilate_omega_with_lengths_divides_by_each_pairs_n():
+    got = sdtw_torch.dilate_omega(3, 2, lengths=[3, 2], dtype=F64)
+    square = np.array([[0, 1], [1, 0], [4, 1]], dtype=np.float64)
+    np.testing.assert_allclose(got.numpy(), np.stack([square / 9.0, square / 4.0]), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n, m, error, message", [
+    (0, 2, ValueError, r"n must be >= 1 \(got 0\)"),
+    (3, -1, ValueError, r"m must be >= 1 \(got -1\)"),
+    (2.0, 2, TypeError, r"n must be an int \(got 2.0\)"),
+    (3, True, TypeError, r"m must be an int \(got True\)"),
+])
+def test_dilate_omega_names_a_bad_size(n, m, error, message):
+    with pytest.raises(error, match=message):
+        sdtw_torch.dilate_omega(n, m)
+
+
+@pytest.mark.parametrize("lengths, error, message", [
+    ([3, 0], ValueError, r"lengths\[1\] must be in \[1, n\] = \[1, 3\] \(got 0\)"),
+    (torch.tensor([4, 2]), ValueError, r"lengths\[0\] must be in \[1, n\] = \[1, 3\] \(got 4\)"),
+    (torch.tensor([2.0]), ValueError, r"lengths must be a 1-D integer tensor \(got dtype torch.float32"),
+    (torch.tensor([[2]]), ValueError, r"lengths must be a 1-D integer tensor \(got dtype torch.int64, shape \(1, 1\)\)"),
+    ([1.5], TypeError, r"lengths must be an integer tensor or a list of integers"),
+])
+def test_dilate_omega_names_bad_lengths(lengths, error, message):
+    with pytest.raises(error, match=message):
+        sdtw_torch.dilate_omega(3, 2, lengths=lengths)
+
+
 def test_example_trains_on_the_cpu(tmp_path):
     # From a scratch directory: never the checkout's root on sys.path.
     run = subprocess.run([sys.executable, str(EXAMPLE), "--device", "cpu", "--steps", "60"], cwd=tmp_path,

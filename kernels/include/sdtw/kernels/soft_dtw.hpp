@@ -26,6 +26,8 @@ struct Problem {
   int64_t dim = 1;  // features per row (squared-Euclidean mode only)
   // >= 0. gamma = 0 is exact DTW: the value is the min over paths and E the 0/1 alignment of one
   // optimal path (ties: the diagonal, then up, then left, as the reference's hard DTW).
+  // A NaN cost in the band makes the value of a pair with a path in the band NaN, as does a -inf
+  // cost at gamma = 0.
   double gamma = 1.0;
   int64_t bandwidth = -1;  // Sakoe-Chiba: keep |i - j| <= bandwidth; < 0 keeps every cell
   // Optional per-pair lengths on the device (batch entries). They are not read on the host (that

@@ -8,7 +8,7 @@
 //   sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
 //   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
 //   alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths) -> H G, H the Hessian of soft-DTW
-//     in D (the backward of E(D); CPU only for now)
+//     in D (the backward of E(D); float64 on CPU and CUDA)
 //   pairwise_cost(x, y, dist) -> D   (a differentiable composite of torch ops)
 //   soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths) -> values            (differentiable in D)
 //   soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths) -> values  (differentiable in x, y)

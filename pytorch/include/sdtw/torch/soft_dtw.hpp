@@ -47,8 +47,9 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options = {}
                          const std::optional<at::Tensor>& y_lengths = std::nullopt);
 
 // The expected alignment E = d sdtw(x, y) / d D (B, N, M), entries in [0, 1], zero in padding and
-// outside the band; for options.dist. Differentiable on CPU tensors (a Hessian-vector product). At
-// gamma = 0 it is the hard path: the 0/1 indicator of one optimal DTW path.
+// outside the band; for options.dist. Differentiable on CPU and CUDA tensors (its backward is the
+// Hessian-vector product alignment_backward). At gamma = 0 it is the hard path: the 0/1 indicator of
+// one optimal DTW path, whose derivative in the cost is 0.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& options = {},
                      const std::optional<at::Tensor>& x_lengths = std::nullopt,
                      const std::optional<at::Tensor>& y_lengths = std::nullopt);
