@@ -181,7 +181,6 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   [[maybe_unused]] const C exp2_scale = static_cast<C>(-fmin(fmax(1.4426950408889634 / a.gamma, kScaleLo), kScaleHi));
   [[maybe_unused]] const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
   const Schedule& s = a.s;
-  const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
   T* my_tile = tiles_of_block[warp][lane];
 
   const int64_t chunks = tiles_per_strip(s.m);
@@ -210,8 +209,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
     const int j_end = row_ok ? cols : 0;
-    const int band_lo = static_cast<int>(max(static_cast<int64_t>(0), i - band));
-    const int band_hi = static_cast<int>(min(static_cast<int64_t>(j_end), i + band + 1));
+    const ColumnRange band = column_range(s.constraint, i, rows, cols);
+    const int band_lo = band.lo, band_hi = min(j_end, band.hi);
     const int value_column = i == rows - 1 ? cols - 1 : -1;
 
     double left = inf;                 // R(i, j-1)

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "sdtw/kernels/constraint.hpp"
+
 namespace sdtw::kernels::detail {
 
 constexpr int kWarp = 32;
@@ -29,7 +31,7 @@ struct Schedule {
   int64_t ring_slots;  // per pair: strips take slots round-robin in their order of work
   const int64_t* x_len;
   const int64_t* y_len;
-  int64_t bandwidth;  // < 0: no band
+  Constraint constraint;  // the band too (effective_constraint)
   unsigned long long* ticket;
   int* progress;  // one per strip (batch * strips)
   int* staged;    // one per strip: cost tiles staged into its state (forward), right after progress
@@ -47,7 +49,6 @@ struct Schedule {
   __device__ int cols_of(int64_t b) const {
     return static_cast<int>(y_len ? clamp_length(y_len[y_index ? y_index[b] : b], m) : m);
   }
-  __device__ bool in_band(int i, int j) const { return bandwidth < 0 || abs(i - j) <= bandwidth; }
 };
 
 __device__ inline int64_t take_ticket(unsigned long long* counter) {

@@ -41,6 +41,7 @@ void validate(const SecondOrderProblem& p) {
   if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
     fail("bandwidth ", p.bandwidth, " leaves no alignment path for n = ", p.n, ", m = ", p.m,
          ": it needs bandwidth >= |n - m|");
+  effective_constraint(p.bandwidth, p.constraint, p.n, p.m, p.x_len || p.y_len);
 }
 
 void require(const void* ptr, const char* name) {
@@ -85,8 +86,10 @@ __device__ Predecessors predecessors(const Grid& R, const Grid& V, int64_t i, in
   return {{wa / s, wb / s, wc / s}, {V(i - 1, j - 1), V(i - 1, j), V(i, j - 1)}};
 }
 
-__device__ bool in_band(int64_t i, int64_t j, int64_t bandwidth) {
-  return bandwidth < 0 || (i > j ? i - j : j - i) <= bandwidth;
+// Whether 1-based cell (i, j) of an n x m pair is inside the constraint (the band included).
+__device__ bool admissible(const Constraint& c, int64_t i, int64_t j, int64_t n, int64_t m) {
+  const ColumnRange r = column_range(c, static_cast<int>(i - 1), static_cast<int>(n), static_cast<int>(m));
+  return j - 1 >= r.lo && j - 1 < r.hi;
 }
 
 // The cells (i, d - i) of anti-diagonal d inside 1..n x 1..m, strided over the block's threads.
@@ -143,7 +146,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int64_t d = 2; d <= n + m; ++d) {
     for_each_on_diagonal(d, n, m, [&](int64_t i, int64_t j) {
       double r = kInf, r_dot = 0.0;
-      if (in_band(i, j, p.bandwidth)) {
+      if (admissible(p.constraint, i, j, n, m)) {
         r = static_cast<double>(Db[(i - 1) * p.m + j - 1]) + softmin(R(i - 1, j - 1), R(i - 1, j), R(i, j - 1), gamma);
         if (r != kInf) {
           const Predecessors q = predecessors(R, R_dot, i, j, gamma);
@@ -200,8 +203,11 @@ void alignment_backward(const SecondOrderProblem& problem, const In* D, const do
   require(workspace, "workspace");
   if (reinterpret_cast<std::uintptr_t>(workspace) % alignof(double) != 0)
     reject("workspace must be aligned to 8 bytes");
+  SecondOrderProblem device_problem = problem;  // the band travels as the constraint
+  device_problem.constraint =
+      effective_constraint(problem.bandwidth, problem.constraint, problem.n, problem.m, problem.x_len || problem.y_len);
   hessian_product_kernel<In><<<static_cast<unsigned>(problem.batch), kThreads, 0, stream>>>(
-      problem, D, G, E_dot, static_cast<double*>(workspace));
+      device_problem, D, G, E_dot, static_cast<double*>(workspace));
   check(cudaGetLastError(), "alignment_backward launch");
 }
 

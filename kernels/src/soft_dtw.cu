@@ -42,7 +42,8 @@ void reject_pair_indices(const Problem& p) {
 
 detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
   auto* base = static_cast<char*>(workspace);
-  return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len, p.bandwidth,
+  return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len,
+          effective_constraint(p.bandwidth, p.constraint, p.n, p.m, p.x_len || p.y_len),
           reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress),
           reinterpret_cast<int*>(base + w.progress) + p.batch * w.strips,
           reinterpret_cast<unsigned*>(base + w.tile_claims),
