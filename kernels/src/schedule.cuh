@@ -31,13 +31,15 @@ struct Schedule {
   int64_t ring_slots;  // per pair: strips take slots round-robin in their order of work
   const int64_t* x_len;
   const int64_t* y_len;
-  Constraint constraint;  // the band too (effective_constraint)
+  int64_t bandwidth;  // < 0: no band
   unsigned long long* ticket;
   int* progress;  // one per strip (batch * strips)
   int* staged;    // one per strip: cost tiles staged into its state (forward), right after progress
   unsigned* tile_claims;  // forward: one per cost tile (strip-major), set by the warp that stages it
   const int64_t* x_index = nullptr;  // pair b compares x[x_index[b]] with y[y_index[b]]; null: b
   const int64_t* y_index = nullptr;
+  // tslearn's Sakoe-Chiba or Itakura (the kernels' kShaped instantiations read it; the band is bandwidth).
+  Constraint constraint = {};
 
   static __device__ int64_t clamp_length(int64_t length, int64_t full) { return max(int64_t{1}, min(length, full)); }
   __host__ __device__ int64_t total() const { return batch * strips; }

@@ -5,7 +5,7 @@ from torch.utils.checkpoint import checkpoint
 from . import _library
 from ._fake import _value_dtype
 from .checks import _check_lengths, integer_at_least
-from .functional import _check_tensor, _constraint, _lengths, _resolve, soft_dtw
+from .functional import _Constraint, _check_tensor, _constraint, _lengths, _resolve, soft_dtw
 
 # DP cells per chunk: bounds the state a chunk holds (float64 per cell on the CPU, ~4 bytes on CUDA).
 _CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
@@ -68,7 +68,7 @@ def _gradient_wanted(X, Y):
     return torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad)
 
 
-def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, c, pairs_per_chunk):
+def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk, c=_Constraint(None, None, None)):
     """soft-DTW of the pairs (X[i[p]], Y[j[p]]), in chunks sized for these two sets. Values alone
     with the fused cost go through the pairs operator, which indexes the pairs in the kernels; with
     a gradient each chunk is rebuilt in the backward (checkpoint), so the saved state never
@@ -147,12 +147,12 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     else:
         flat = torch.arange(B1 * B2, device=device)
         i, j = flat // B2, flat % B2
-    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, c, pairs_per_chunk)
+    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk, c)
     if normalize:  # the self-terms' chunks are sized for their own sets (N x N, M x M)
-        x_self = _pair_values(X, X, *(torch.arange(B1, device=device),) * 2, X_lengths, X_lengths, options, c,
-                              pairs_per_chunk)
+        x_self = _pair_values(X, X, *(torch.arange(B1, device=device),) * 2, X_lengths, X_lengths, options,
+                              pairs_per_chunk, c)
         y_self = x_self if symmetric else _pair_values(
-            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, c, pairs_per_chunk)
+            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, pairs_per_chunk, c)
         values = values - 0.5 * (x_self.index_select(0, i) + y_self.index_select(0, j))
     if not symmetric:
         return values.view(B1, B2)

@@ -91,18 +91,6 @@ SDTW_HOST_DEVICE inline int itakura_first_above(int i, int rows, int cols, doubl
 
 }  // namespace constraint_detail
 
-// Itakura's row range, out of line on the device: its bisection, run once per row of a strip,
-// would otherwise take registers from the kernels' inner loop (ptxas allocates per kernel).
-#ifdef __CUDACC__
-__host__ __device__ inline __noinline__
-#else
-inline
-#endif
-ColumnRange itakura_range(int i, int rows, int cols, double max_slope) {
-  return {constraint_detail::itakura_first_above(i, rows, cols, max_slope, true),
-          constraint_detail::itakura_first_above(i, rows, cols, max_slope, false)};
-}
-
 // Row i's columns for a pair of `rows` x `cols` cells (its own lengths), 0 <= i < rows.
 SDTW_HOST_DEVICE inline ColumnRange column_range(const Constraint& c, int i, int rows, int cols) {
   switch (c.kind) {
@@ -116,7 +104,8 @@ SDTW_HOST_DEVICE inline ColumnRange column_range(const Constraint& c, int i, int
       return {static_cast<int>(lo < 0 ? 0 : lo), static_cast<int>(hi < cols ? hi : cols)};
     }
     case ConstraintKind::itakura:
-      return itakura_range(i, rows, cols, c.max_slope);
+      return {constraint_detail::itakura_first_above(i, rows, cols, c.max_slope, true),
+              constraint_detail::itakura_first_above(i, rows, cols, c.max_slope, false)};
     default:
       return {0, cols};
   }
