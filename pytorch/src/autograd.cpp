@@ -160,7 +160,8 @@ at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t ban
                                   const c10::optional<at::Tensor>& x_lengths,
                                   const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
                                   double itakura_max_slope) {
-  if (gradient_wanted({D})) return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+  if (gradient_wanted({D}))
+    return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
   // No gradient (torch.no_grad(), inputs that need none): the values alone, no state kept.
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   return ops::soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
@@ -169,10 +170,13 @@ at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t ban
 at::Tensor soft_dtw_sqeuclidean_autograd(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                          const c10::optional<at::Tensor>& x_lengths,
                                          const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
-                                  double itakura_max_slope) {
-  if (gradient_wanted({x, y})) return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+                                         double itakura_max_slope) {
+  if (gradient_wanted({x, y}))
+    return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                                      itakura_max_slope);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+  return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                                   itakura_max_slope);
 }
 
 // Below autograd on the CPU (no gradient wanted, or inside a traced graph): the values alone;
@@ -181,14 +185,16 @@ at::Tensor soft_dtw_cost_values(const at::Tensor& D, double gamma, int64_t bandw
                                 const c10::optional<at::Tensor>& x_lengths,
                                 const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
                                 double itakura_max_slope) {
-  return std::get<0>(ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope));
+  return std::get<0>(
+      ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope));
 }
 
 at::Tensor soft_dtw_sqeuclidean_values(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                        const c10::optional<at::Tensor>& x_lengths,
                                        const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
-                                  double itakura_max_slope) {
-  return std::get<0>(ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope));
+                                       double itakura_max_slope) {
+  return std::get<0>(
+      ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope));
 }
 
 }  // namespace

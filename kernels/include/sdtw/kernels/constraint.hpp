@@ -67,7 +67,8 @@ SDTW_HOST_DEVICE inline ColumnRange itakura_column(int j, int rows, int cols, do
   const double ratio = static_cast<double>(rows) / static_cast<double>(cols);
   const double steep = mul(max_slope, ratio), shallow = mul(1.0 / max_slope, ratio);
   const double jd = j, last_i = rows - 1, last_j = cols - 1;
-  const double lower = ceil(fmax(round2(mul(shallow, jd)), round2(add(add(last_i, -mul(steep, last_j)), mul(steep, jd)))));
+  const double lower =
+      ceil(fmax(round2(mul(shallow, jd)), round2(add(add(last_i, -mul(steep, last_j)), mul(steep, jd)))));
   const double upper =
       floor(add(fmin(round2(mul(steep, jd)), round2(add(add(last_i, -mul(shallow, last_j)), mul(shallow, jd)))), 1.0));
   return {slice_bound(lower, rows), slice_bound(upper, rows)};
