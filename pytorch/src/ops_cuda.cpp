@@ -307,7 +307,7 @@ at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
   const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
   at::Tensor D = at::empty({p.batch, p.n, p.m}, xc.options().dtype(compute));
   if (p.batch > 0) {
-    const kernels::Problem problem = make_problem(p, 1.0, -1);
+    const kernels::Problem problem = make_problem(p, 1.0, Constraint{});
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
       with_input(xc.scalar_type(), [&](auto in) {
@@ -333,7 +333,7 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_cuda(const at::Tens
   const at::Tensor Gc = check_cost_gradient(G, p).to(compute).contiguous();
   at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
   if (p.batch > 0) {
-    const kernels::Problem problem = make_problem(p, 1.0, -1);
+    const kernels::Problem problem = make_problem(p, 1.0, Constraint{});
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
       with_input(xc.scalar_type(), [&](auto in) {
