@@ -41,8 +41,11 @@ void check_cost_mode(const Case& c, double value_tol, double grad_tol) {
   EXPECT_LE(relative_l2(got.E, want.E), grad_tol) << c;
   // Outside each pair's mask E is exactly 0 (the reference's E is 0 there).
   const std::vector<double> masked_D = masked_cost(c, in, std::vector<double>(D.size(), 0.0));
-  for (std::size_t k = 0; k < D.size(); ++k)
-    if (std::isinf(masked_D[k])) ASSERT_EQ(got.E[k], T(0)) << c << " at " << k;
+  for (std::size_t k = 0; k < D.size(); ++k) {
+    if (std::isinf(masked_D[k])) {
+      ASSERT_EQ(got.E[k], T(0)) << c << " at " << k;
+    }
+  }
 }
 
 template <typename T>

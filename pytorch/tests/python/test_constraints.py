@@ -222,8 +222,8 @@ def on_cuda(test):
 def test_cuda_equals_the_cpu(kind, parameter, dtype):
     g = torch.Generator().manual_seed(21)
     # N != M, strips of 32 rows and more, and lengths that change each pair's mask.
-    x, y = torch.randn(5, 70, 3, generator=g, dtype=dtype), torch.randn(5, 45, 3, generator=g, dtype=dtype)
-    xl, yl = torch.tensor([70, 64, 33, 40, 1]), torch.tensor([45, 45, 40, 40, 1])
+    x, y = torch.randn(5, 70, 3, generator=g, dtype=dtype), torch.randn(5, 62, 3, generator=g, dtype=dtype)
+    xl, yl = torch.tensor([70, 64, 33, 40, 1]), torch.tensor([62, 60, 40, 40, 1])  # a path for each constraint
     kw = dict(gamma=0.4, x_lengths=xl, y_lengths=yl, **keywords(kind, parameter))
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-10)
     results = {}
