@@ -114,10 +114,20 @@ SDTW_HOST_DEVICE inline ColumnRange column_range(const Constraint& c, int i, int
 
 // Whether a monotone path from (0, 0) to (rows - 1, cols - 1) stays inside the ranges: it enters
 // each row as far left as it can and must reach the next row's range within one diagonal step.
+// Itakura's rows come from one sweep over its columns (both bounds grow with the column), so the
+// check costs O(rows + cols) bound evaluations, not a bisection per row: the host runs it per launch.
 SDTW_HOST_DEVICE inline bool has_path(const Constraint& c, int rows, int cols) {
-  int enter = 0, previous_hi = 1;
+  int enter = 0, previous_hi = 1, past_stops = 0, past_starts = 0;
   for (int i = 0; i < rows; ++i) {
-    const ColumnRange r = column_range(c, i, rows, cols);
+    ColumnRange r;
+    if (c.kind == ConstraintKind::itakura) {
+      using constraint_detail::itakura_column;
+      while (past_stops < cols && itakura_column(past_stops, rows, cols, c.max_slope).hi <= i) ++past_stops;
+      while (past_starts < cols && itakura_column(past_starts, rows, cols, c.max_slope).lo <= i) ++past_starts;
+      r = {past_stops, past_starts};
+    } else {
+      r = column_range(c, i, rows, cols);
+    }
     if (r.lo > enter) enter = r.lo;
     if (enter >= r.hi || enter > previous_hi || (i == 0 && r.lo > 0)) return false;
     previous_hi = r.hi;
