@@ -163,6 +163,18 @@ def test_module_cdist_and_alignment_take_the_constraint():
                                atol=1e-12)
 
 
+def test_dilate_takes_the_constraint():
+    g = torch.Generator().manual_seed(8)
+    out, target = torch.randn(2, 6, 1, generator=g, dtype=torch.float64), torch.randn(2, 8, 1, generator=g, dtype=torch.float64)
+    kw = keywords("sakoe_chiba", 1)
+    loss = sdtw_torch.dilate(out, target, alpha=0.5, gamma=0.1, reduction="none", **kw)
+    D = sdtw_torch.pairwise_cost(out, target)
+    torch.testing.assert_close(loss.shape, sdtw_torch.soft_dtw_cost(D, gamma=0.1, **kw), rtol=0, atol=0)
+    Omega = sdtw_torch.dilate_omega(6, 8, dtype=torch.float64)
+    temporal = (sdtw_torch.alignment_from_cost(D, gamma=0.1, **kw) * Omega).sum((-2, -1))
+    torch.testing.assert_close(loss.temporal, temporal, rtol=0, atol=0)
+
+
 def test_second_order_respects_the_constraint():
     D = torch.rand(2, 5, 7, generator=torch.Generator().manual_seed(2), dtype=torch.float64).requires_grad_(True)
     kw = keywords("sakoe_chiba", 1)
