@@ -26,11 +26,13 @@ inline bool masked(const Case& c) {
 }
 
 inline std::ostream& operator<<(std::ostream& os, const Case& c) {
-  return os << "B=" << c.batch << " N=" << c.n << " M=" << c.m << " D=" << c.dim << " gamma=" << c.gamma
-            << " band=" << c.bandwidth << (c.lengths ? " with lengths" : "")
-            << (masked(c) ? std::string(" ") + constraint_name(c.constraint.kind) + " " +
-                                std::to_string(c.constraint.radius) + "/" + std::to_string(c.constraint.max_slope)
-                          : std::string());
+  os << "B=" << c.batch << " N=" << c.n << " M=" << c.m << " D=" << c.dim << " gamma=" << c.gamma
+     << " band=" << c.bandwidth << (c.lengths ? " with lengths" : "")
+     << (c.constraint.kind == ConstraintKind::sakoe_chiba ? " sakoe_chiba_radius=" : "")
+     << (c.constraint.kind == ConstraintKind::itakura ? " itakura_max_slope=" : "");
+  if (c.constraint.kind == ConstraintKind::sakoe_chiba) os << c.constraint.radius;
+  if (c.constraint.kind == ConstraintKind::itakura) os << c.constraint.max_slope;
+  return os;
 }
 
 struct Inputs {
