@@ -165,7 +165,9 @@ __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scr
 // kSaveState = false: values alone (a.state is null). Each chunk's costs then go straight to the
 // tile before its steps, as there is no strip-sized place to stage them in, and there are no tile
 // tickets.
-template <typename T, typename Cost, bool kSaveState = true, bool kHardMin = false>
+// kShaped: a constraint whose rows depend on each pair's lengths (Sakoe-Chiba, Itakura) through
+// column_range; otherwise the band |i - j| <= bandwidth, or none.
+template <typename T, typename Cost, bool kSaveState = true, bool kHardMin = false, bool kShaped = false>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
@@ -210,8 +212,15 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
     const int j_end = row_ok ? cols : 0;
-    const int band_lo = static_cast<int>(max(static_cast<int64_t>(0), i - band));
-    const int band_hi = static_cast<int>(min(static_cast<int64_t>(j_end), i + band + 1));
+    int band_lo, band_hi;
+    if constexpr (kShaped) {
+      const ColumnRange range = column_range(s.constraint, i, rows, cols);
+      band_lo = range.lo;
+      band_hi = min(j_end, range.hi);
+    } else {
+      band_lo = static_cast<int>(max(static_cast<int64_t>(0), i - band));
+      band_hi = static_cast<int>(min(static_cast<int64_t>(j_end), i + band + 1));
+    }
     const int value_column = i == rows - 1 ? cols - 1 : -1;
 
     double left = inf;                 // R(i, j-1)

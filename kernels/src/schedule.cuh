@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "sdtw/kernels/constraint.hpp"
+
 namespace sdtw::kernels::detail {
 
 constexpr int kWarp = 32;
@@ -36,6 +38,8 @@ struct Schedule {
   unsigned* tile_claims;  // forward: one per cost tile (strip-major), set by the warp that stages it
   const int64_t* x_index = nullptr;  // pair b compares x[x_index[b]] with y[y_index[b]]; null: b
   const int64_t* y_index = nullptr;
+  // tslearn's Sakoe-Chiba or Itakura (the kernels' kShaped instantiations read it; the band is bandwidth).
+  Constraint constraint = {};
 
   static __device__ int64_t clamp_length(int64_t length, int64_t full) { return max(int64_t{1}, min(length, full)); }
   __host__ __device__ int64_t total() const { return batch * strips; }
@@ -48,11 +52,6 @@ struct Schedule {
     return static_cast<int>(y_len ? clamp_length(y_len[y_index ? y_index[b] : b], m) : m);
   }
 };
-
-// Sakoe-Chiba: cell (i, j) is kept when |i - j| <= bandwidth; bandwidth < 0 keeps every cell.
-__device__ inline bool in_band(int64_t i, int64_t j, int64_t bandwidth) {
-  return bandwidth < 0 || (i > j ? i - j : j - i) <= bandwidth;
-}
 
 __device__ inline int64_t take_ticket(unsigned long long* counter) {
   unsigned long long t = 0;

@@ -13,7 +13,6 @@ namespace sdtw::kernels {
 namespace {
 
 using detail::fail;
-using detail::in_band;
 
 constexpr int kThreads = 256;
 constexpr int kGrids = 4;  // R, R_dot, E, E_dot
@@ -25,7 +24,9 @@ constexpr double kMaxWorkspaceBytes = 0x1p62;  // the byte count then fits in si
 // one block per pair, the workspace's size.
 void validate(const SecondOrderProblem& p) {
   if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) fail("gamma must be finite and > 0 (got ", p.gamma, ")");
-  detail::validate(Problem{p.batch, p.n, p.m, 1, p.gamma, p.bandwidth, p.x_len, p.y_len});
+  Problem first{p.batch, p.n, p.m, 1, p.gamma, p.bandwidth, p.x_len, p.y_len};
+  first.constraint = p.constraint;
+  detail::validate(first);
   if (p.batch > INT_MAX) fail("batch must be <= 2^31 - 1, one block per pair (got ", p.batch, ")");
   // Four float64 grids of (n + 1) x (m + 1) cells per pair, counted in size_t below.
   const double bytes = static_cast<double>(p.batch) * static_cast<double>(p.n + 1) * static_cast<double>(p.m + 1) *
@@ -64,6 +65,12 @@ __device__ Predecessors predecessors(const Grid& R, const Grid& V, int64_t i, in
   const double wa = exp((m - a) / gamma), wb = exp((m - b) / gamma), wc = exp((m - c) / gamma);
   const double s = wa + wb + wc;
   return {{wa / s, wb / s, wc / s}, {V(i - 1, j - 1), V(i - 1, j), V(i, j - 1)}};
+}
+
+// Whether 1-based cell (i, j) of an n x m pair is inside the constraint (the band included).
+__device__ bool admissible(const Constraint& c, int64_t i, int64_t j, int64_t n, int64_t m) {
+  const ColumnRange r = column_range(c, static_cast<int>(i - 1), static_cast<int>(n), static_cast<int>(m));
+  return j - 1 >= r.lo && j - 1 < r.hi;
 }
 
 // The cells (i, d - i) of anti-diagonal d inside 1..n x 1..m, strided over the block's threads.
@@ -121,7 +128,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int64_t d = 2; d <= n + m; ++d) {
     for_each_on_diagonal(d, n, m, [&](int64_t i, int64_t j) {
       double r = kInf, r_dot = 0.0;
-      if (in_band(i, j, p.bandwidth)) {
+      if (admissible(p.constraint, i, j, n, m)) {
         r = static_cast<double>(Db[(i - 1) * p.m + j - 1]) + softmin(R(i - 1, j - 1), R(i - 1, j), R(i, j - 1), gamma);
         if (r != kInf) {
           const Predecessors q = predecessors(R, R_dot, i, j, gamma);
@@ -178,8 +185,11 @@ void alignment_backward(const SecondOrderProblem& problem, const In* D, const do
   detail::require(workspace, "workspace");
   if (reinterpret_cast<std::uintptr_t>(workspace) % alignof(double) != 0)
     fail("workspace must be aligned to ", alignof(double), " bytes (got address ", workspace, ")");
+  SecondOrderProblem device_problem = problem;  // the band travels as the constraint
+  device_problem.constraint =
+      effective_constraint(problem.bandwidth, problem.constraint, problem.n, problem.m, problem.x_len || problem.y_len);
   hessian_product_kernel<In><<<static_cast<unsigned>(problem.batch), kThreads, 0, stream>>>(
-      problem, D, G, E_dot, static_cast<double*>(workspace));
+      device_problem, D, G, E_dot, static_cast<double*>(workspace));
   detail::check(cudaGetLastError(), "alignment_backward launch");
 }
 

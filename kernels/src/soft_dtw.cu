@@ -38,11 +38,13 @@ void reject_pair_indices(const Problem& p) {
 
 detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
   auto* base = static_cast<char*>(workspace);
-  return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len, p.bandwidth,
+  const Constraint c = effective_constraint(p.bandwidth, p.constraint, p.n, p.m, p.x_len || p.y_len);
+  return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len,
+          c.kind == ConstraintKind::band ? c.radius : -1,
           reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress),
           reinterpret_cast<int*>(base + w.progress) + p.batch * w.strips,
           reinterpret_cast<unsigned*>(base + w.tile_claims),
-          p.x_index, p.y_index};
+          p.x_index, p.y_index, c};
 }
 
 // Resets the tickets, the per-strip counters, the cost-tile claims and the ring of borders before
@@ -83,11 +85,11 @@ int grid_for(int64_t tickets) {
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
-template <typename T, typename Cost, bool kSaveState, bool kHardMin>
+template <typename T, typename Cost, bool kSaveState, bool kHardMin, bool kShaped>
 void launch_forward_kernel(const Problem& p, const WorkspaceLayout& w, const Cost& cost, T* values, void* workspace,
                            cudaStream_t stream) {
   auto* base = static_cast<char*>(workspace);
-  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState, kHardMin>;
+  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState, kHardMin, kShaped>;
   constexpr int kWarps = detail::warps_per_block<T>();
   // One warp per strip as far as the device holds them (a scheduler each where it can), and tile
   // warps for the cost where the strips leave half the device or more: where they hold more,
@@ -114,10 +116,17 @@ void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspa
   require(workspace, "workspace");
   const WorkspaceLayout w = layout_for<T>(p, kSaveState);
   reset_scratch(w, workspace, stream);
-  if (p.gamma == 0.0)
-    launch_forward_kernel<T, Cost, kSaveState, true>(p, w, cost, values, workspace, stream);
+  // Sakoe-Chiba and Itakura run their own instantiations, so that the unconstrained and banded
+  // kernels keep their registers.
+  const bool shaped = p.constraint.kind == ConstraintKind::sakoe_chiba || p.constraint.kind == ConstraintKind::itakura;
+  if (p.gamma == 0.0 && shaped)
+    launch_forward_kernel<T, Cost, kSaveState, true, true>(p, w, cost, values, workspace, stream);
+  else if (p.gamma == 0.0)
+    launch_forward_kernel<T, Cost, kSaveState, true, false>(p, w, cost, values, workspace, stream);
+  else if (shaped)
+    launch_forward_kernel<T, Cost, kSaveState, false, true>(p, w, cost, values, workspace, stream);
   else
-    launch_forward_kernel<T, Cost, kSaveState, false>(p, w, cost, values, workspace, stream);
+    launch_forward_kernel<T, Cost, kSaveState, false, false>(p, w, cost, values, workspace, stream);
 }
 
 template <typename T>

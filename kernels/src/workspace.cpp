@@ -27,6 +27,7 @@ void validate(const Problem& p) {
   if (p.bandwidth >= 0 && !p.x_len && !p.y_len && std::llabs(p.n - p.m) > p.bandwidth)
     fail("bandwidth ", p.bandwidth, " leaves no alignment path for n = ", p.n, ", m = ", p.m,
          ": it needs bandwidth >= |n - m|");
+  effective_constraint(p.bandwidth, p.constraint, p.n, p.m, p.x_len || p.y_len);
 }
 
 WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column) {

@@ -3,8 +3,12 @@
 // every test states only its shapes and its tolerances.
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "sdtw/kernels/soft_dtw.hpp"
+#include "sdtw/reference/constraints.hpp"
 #include "support.hpp"
 
 namespace sdtw::kernels::testing {
@@ -14,11 +18,21 @@ struct Case {
   double gamma;
   int64_t bandwidth = -1;
   bool lengths = false;
+  Constraint constraint = {};  // Sakoe-Chiba or Itakura: the reference runs on costs masked by tslearn's masks
 };
 
+inline bool masked(const Case& c) {
+  return c.constraint.kind == ConstraintKind::sakoe_chiba || c.constraint.kind == ConstraintKind::itakura;
+}
+
 inline std::ostream& operator<<(std::ostream& os, const Case& c) {
-  return os << "B=" << c.batch << " N=" << c.n << " M=" << c.m << " D=" << c.dim << " gamma=" << c.gamma
-            << " band=" << c.bandwidth << (c.lengths ? " with lengths" : "");
+  os << "B=" << c.batch << " N=" << c.n << " M=" << c.m << " D=" << c.dim << " gamma=" << c.gamma
+     << " band=" << c.bandwidth << (c.lengths ? " with lengths" : "")
+     << (c.constraint.kind == ConstraintKind::sakoe_chiba ? " sakoe_chiba_radius=" : "")
+     << (c.constraint.kind == ConstraintKind::itakura ? " itakura_max_slope=" : "");
+  if (c.constraint.kind == ConstraintKind::sakoe_chiba) os << c.constraint.radius;
+  if (c.constraint.kind == ConstraintKind::itakura) os << c.constraint.max_slope;
+  return os;
 }
 
 struct Inputs {
@@ -44,6 +58,11 @@ inline Inputs draw_inputs(std::mt19937_64& rng, const Case& c, double scale = 1.
         hi = std::min<long>(c.m, xl + c.bandwidth);
       }
       yl = lo <= hi ? std::uniform_int_distribution<long>(lo, hi)(rng) : std::min<long>(c.m, xl);
+      // A constraint with a path for these lengths (the full lengths have one, or the case is wrong).
+      for (int tries = 0; masked(c) && !has_path(c.constraint, static_cast<int>(xl), static_cast<int>(yl)); ++tries)
+        std::tie(xl, yl) = tries < 100 ? std::pair<long, long>{std::uniform_int_distribution<long>(1, c.n)(rng),
+                                                              std::uniform_int_distribution<long>(1, c.m)(rng)}
+                                       : std::pair<long, long>{c.n, c.m};
     }
     in.x_len.push_back(xl);
     in.y_len.push_back(yl);
@@ -67,6 +86,21 @@ inline reference::Options options_of(const Case& c) {
   return {c.gamma, c.bandwidth >= 0 ? std::optional<long>(c.bandwidth) : std::nullopt};
 }
 
+// D with +inf outside each pair's tslearn mask (the reference's), for a Sakoe-Chiba or Itakura case.
+inline std::vector<double> masked_cost(const Case& c, const Inputs& in, std::vector<double> D) {
+  if (!masked(c)) return D;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const long n = in.x_len[b], m = in.y_len[b];
+    const reference::Mask mask = c.constraint.kind == ConstraintKind::sakoe_chiba
+                                     ? reference::sakoe_chiba_mask(n, m, c.constraint.radius)
+                                     : reference::itakura_mask(n, m, c.constraint.max_slope);
+    for (long i = 0; i < n; ++i)
+      for (long j = 0; j < m; ++j)
+        if (!mask(i, j)) D[(b * c.n + i) * c.m + j] = reference::kInf;
+  }
+  return D;
+}
+
 // gamma = 0, which soft_dtw_cost_batch refuses: the reference's exact DTW pair by pair
 // (soft_dtw_variant at gamma 0, ties broken as hard_dtw), the band as +inf costs.
 inline reference::CostBatchResult hard_dtw_on_cost(const Case& c, const Inputs& in, const std::vector<double>& D) {
@@ -88,7 +122,8 @@ inline reference::CostBatchResult hard_dtw_on_cost(const Case& c, const Inputs& 
 // The reference's values and E on a cost tensor, E scaled by each pair's upstream gradient (in T,
 // as the kernels read it) as the kernels' E is.
 template <typename T>
-Expected reference_on_cost(const Case& c, const Inputs& in, const std::vector<double>& D) {
+Expected reference_on_cost(const Case& c, const Inputs& in, const std::vector<double>& unmasked) {
+  const std::vector<double> D = masked_cost(c, in, unmasked);
   const auto r = c.gamma == 0.0 ? hard_dtw_on_cost(c, in, D)
                                 : reference::soft_dtw_cost_batch(D.data(), shape_of(c, in), options_of(c), true);
   Expected e{r.values, r.E, {}, {}};
@@ -132,7 +167,7 @@ Expected reference_for(const Case& c, const Inputs& in, bool with_alignment = tr
         }
         D[(b * c.n + i) * c.m + j] = acc;
       }
-  if (c.gamma == 0.0) return reference_gradients_on_cost<T>(c, in, D);
+  if (c.gamma == 0.0 || masked(c)) return reference_gradients_on_cost<T>(c, in, D);
   const auto grads = reference::soft_dtw_sqeuclidean_batch(x.data(), y.data(), shape_of(c, in), options_of(c), true);
   Expected e{grads.values, {}, grads.grad_x, grads.grad_y};
   for (int64_t b = 0; b < c.batch; ++b) {
@@ -171,6 +206,7 @@ struct DeviceProblem {
   DeviceBuffer<int64_t> x_len, y_len;
   DeviceProblem(const Case& c, const Inputs& in) : x_len(c.batch), y_len(c.batch) {
     problem = Problem{c.batch, c.n, c.m, c.dim, c.gamma, c.bandwidth, nullptr, nullptr};
+    problem.constraint = c.constraint;
     if (c.lengths) {
       x_len.upload(std::vector<int64_t>(in.x_len.begin(), in.x_len.end()));
       y_len.upload(std::vector<int64_t>(in.y_len.begin(), in.y_len.end()));

@@ -21,10 +21,12 @@ at::Tensor widened(const at::Tensor& t) {
 
 at::Tensor soft_dtw_sqeuclidean_autocast(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                          const c10::optional<at::Tensor>& x_lengths,
-                                         const c10::optional<at::Tensor>& y_lengths) {
+                                         const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                         double itakura_max_slope) {
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
-  if (x.scalar_type() == y.scalar_type()) return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
-  return ops::soft_dtw_sqeuclidean(widened(x), widened(y), gamma, bandwidth, x_lengths, y_lengths);
+  const bool same = x.scalar_type() == y.scalar_type();
+  return ops::soft_dtw_sqeuclidean(same ? x : widened(x), same ? y : widened(y), gamma, bandwidth, x_lengths,
+                                   y_lengths, sakoe_chiba_radius, itakura_max_slope);
 }
 
 at::Tensor pairwise_cost_autocast(const at::Tensor& x, const at::Tensor& y, c10::string_view dist) {
@@ -36,20 +38,23 @@ at::Tensor pairwise_cost_autocast(const at::Tensor& x, const at::Tensor& y, c10:
 // A cost tensor and the pairs operator's sets have no such kernels: they are cast to float32.
 at::Tensor soft_dtw_cost_autocast(const at::Tensor& D, double gamma, int64_t bandwidth,
                                   const c10::optional<at::Tensor>& x_lengths,
-                                  const c10::optional<at::Tensor>& y_lengths) {
+                                  const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                  double itakura_max_slope) {
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
-  return ops::soft_dtw_cost(widened(D), gamma, bandwidth, x_lengths, y_lengths);
+  return ops::soft_dtw_cost(widened(D), gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
 }
 
 at::Tensor pairwise_soft_dtw_sqeuclidean_autocast(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
                                                   const at::Tensor& y_index, double gamma, int64_t bandwidth,
                                                   const c10::optional<at::Tensor>& x_lengths,
-                                                  const c10::optional<at::Tensor>& y_lengths) {
+                                                  const c10::optional<at::Tensor>& y_lengths,
+                                                  int64_t sakoe_chiba_radius, double itakura_max_slope) {
   c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("sdtw::pairwise_soft_dtw_sqeuclidean", "")
                              .typed<decltype(pairwise_soft_dtw_sqeuclidean_autocast)>();
-  return op.call(widened(X), widened(Y), x_index, y_index, gamma, bandwidth, x_lengths, y_lengths);
+  return op.call(widened(X), widened(Y), x_index, y_index, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                 itakura_max_slope);
 }
 
 }  // namespace

@@ -50,21 +50,27 @@ struct Saved {
   c10::optional<at::Tensor> x_lengths, y_lengths;
   double gamma;
   int64_t bandwidth;
+  int64_t sakoe_chiba_radius;
+  double itakura_max_slope;
 };
 
 void save(AutogradContext* ctx, variable_list inputs, const at::Tensor& state, double gamma, int64_t bandwidth,
-          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
+          int64_t sakoe_chiba_radius, double itakura_max_slope) {
   inputs.insert(inputs.end(), {state, x_lengths.value_or(at::Tensor()), y_lengths.value_or(at::Tensor())});
   ctx->save_for_backward(inputs);
   ctx->saved_data["gamma"] = gamma;
   ctx->saved_data["bandwidth"] = bandwidth;
+  ctx->saved_data["sakoe_chiba_radius"] = sakoe_chiba_radius;
+  ctx->saved_data["itakura_max_slope"] = itakura_max_slope;
 }
 
 Saved saved(AutogradContext* ctx) {
   variable_list all = ctx->get_saved_variables();
   const std::size_t n = all.size() - 3;
   return {variable_list(all.begin(), all.begin() + n), all[n], present(all[n + 1]), present(all[n + 2]),
-          ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt()};
+          ctx->saved_data["gamma"].toDouble(), ctx->saved_data["bandwidth"].toInt(),
+          ctx->saved_data["sakoe_chiba_radius"].toInt(), ctx->saved_data["itakura_max_slope"].toDouble()};
 }
 
 // The CUDA backward of a cost tensor reads the state alone and writes E apart, leaving the state
@@ -80,10 +86,13 @@ at::Tensor cost_for_backward(const at::Tensor& D) {
 
 struct CostFunction : public torch::autograd::Function<CostFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
-                            const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
+                            const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
+                            int64_t sakoe_chiba_radius, double itakura_max_slope) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    auto [values, state] = ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths);
-    save(ctx, {cost_for_backward(D)}, state, gamma, bandwidth, x_lengths, y_lengths);
+    auto [values, state] =
+        ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+    save(ctx, {cost_for_backward(D)}, state, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+         itakura_max_slope);
     ctx->saved_data["cost_kept"] = keeps_cost(D);
     return values;
   }
@@ -97,22 +106,27 @@ struct CostFunction : public torch::autograd::Function<CostFunction> {
           "sdtw: double backward (create_graph=True) of the cost-tensor loss on CUDA needs the cost D, which the "
           "loss frees after the forward when D is computed from other tensors; use fused=True for the "
           "squared-Euclidean cost, or pass a leaf cost tensor");
-      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.state);
-      return {per_pair(grads[0].to(E.scalar_type())) * E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.sakoe_chiba_radius,
+                                             s.itakura_max_slope, s.state);
+      return {per_pair(grads[0].to(E.scalar_type())) * E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
+              at::Tensor(), at::Tensor()};
     }
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    at::Tensor E = ops::cost_backward(grads[0], D, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
-    return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    at::Tensor E = ops::cost_backward(grads[0], D, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+                                      s.sakoe_chiba_radius, s.itakura_max_slope);
+    return {E, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, double gamma,
                             int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                            const c10::optional<at::Tensor>& y_lengths) {
+                            const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                            double itakura_max_slope) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    auto [values, state] = ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths);
-    save(ctx, {x, y}, state, gamma, bandwidth, x_lengths, y_lengths);
+    auto [values, state] =
+        ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+    save(ctx, {x, y}, state, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
     return values;
   }
 
@@ -126,48 +140,61 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
       const at::Tensor D = ops::pairwise_cost(x64, y64, "sqeuclidean");
       const at::Tensor state = x.is_cuda() ? at::Tensor() : s.state;
-      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, state);
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.sakoe_chiba_radius,
+                                             s.itakura_max_slope, state);
       auto [gx, gy] = sqeuclidean_cost_backward_composite(per_pair(grads[0].to(at::kDouble)) * E, x64, y64);
       return {gx.to(x.scalar_type()), gy.to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
-              at::Tensor()};
+              at::Tensor(), at::Tensor(), at::Tensor()};
     }
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     if (state_consumed(ctx, s.state))
-      s.state = std::get<1>(ops::sqeuclidean_forward(x, y, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
-    auto [gx, gy] = ops::sqeuclidean_backward(grads[0], x, y, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
-    return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+      s.state = std::get<1>(ops::sqeuclidean_forward(x, y, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+                                                     s.sakoe_chiba_radius, s.itakura_max_slope));
+    auto [gx, gy] = ops::sqeuclidean_backward(grads[0], x, y, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+                                              s.sakoe_chiba_radius, s.itakura_max_slope);
+    return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t bandwidth,
                                   const c10::optional<at::Tensor>& x_lengths,
-                                  const c10::optional<at::Tensor>& y_lengths) {
-  if (gradient_wanted({D})) return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths);
+                                  const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                  double itakura_max_slope) {
+  if (gradient_wanted({D}))
+    return CostFunction::apply(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
   // No gradient (torch.no_grad(), inputs that need none): the values alone, no state kept.
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return ops::soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths);
+  return ops::soft_dtw_cost(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
 }
 
 at::Tensor soft_dtw_sqeuclidean_autograd(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                          const c10::optional<at::Tensor>& x_lengths,
-                                         const c10::optional<at::Tensor>& y_lengths) {
-  if (gradient_wanted({x, y})) return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths);
+                                         const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                         double itakura_max_slope) {
+  if (gradient_wanted({x, y}))
+    return SqEuclideanFunction::apply(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                                      itakura_max_slope);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                                   itakura_max_slope);
 }
 
 // Below autograd on the CPU (no gradient wanted, or inside a traced graph): the values alone;
 // CUDA has values-only kernels (ops_cuda.cpp).
 at::Tensor soft_dtw_cost_values(const at::Tensor& D, double gamma, int64_t bandwidth,
                                 const c10::optional<at::Tensor>& x_lengths,
-                                const c10::optional<at::Tensor>& y_lengths) {
-  return std::get<0>(ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths));
+                                const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                double itakura_max_slope) {
+  return std::get<0>(
+      ops::cost_forward(D, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope));
 }
 
 at::Tensor soft_dtw_sqeuclidean_values(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                        const c10::optional<at::Tensor>& x_lengths,
-                                       const c10::optional<at::Tensor>& y_lengths) {
-  return std::get<0>(ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths));
+                                       const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                       double itakura_max_slope) {
+  return std::get<0>(
+      ops::sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace sdtw::ops::detail {
@@ -39,11 +40,6 @@ c10::optional<at::Tensor> check_lengths(const c10::optional<at::Tensor>& lengths
   return l.to(device, at::kLong).contiguous();
 }
 
-void check_gamma_bandwidth(double gamma, int64_t bandwidth) {
-  check_gamma(gamma);
-  TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
-}
-
 // A problem whose memory floor on the CPU exceeds the machine's memory is refused before anything
 // is allocated, naming the sizes instead of the allocator's one request. `what` says what the floor counts.
 void check_cpu_memory(const Pair& p, double floor, const char* what) {
@@ -58,9 +54,20 @@ void check_cpu_memory(const Pair& p, double floor, const char* what) {
 
 double cells(const Pair& p) { return static_cast<double>(p.batch) * static_cast<double>(p.n) * static_cast<double>(p.m); }
 
-void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+// Whether a pair of n x m cells keeps a path under the constraint, else ValueError naming it.
+void check_path(const Constraint& c, int64_t n, int64_t m, const std::string& which) {
+  if (c.kind == ConstraintKind::band) {
+    TORCH_CHECK_VALUE(std::llabs(n - m) <= c.radius, "bandwidth ", c.radius, " leaves no alignment path for ", which,
+                      ": it must be >= |N - M| = ", std::llabs(n - m));
+    return;
+  }
+  TORCH_CHECK_VALUE(c.kind == ConstraintKind::none || kernels::has_path(c, static_cast<int>(n), static_cast<int>(m)),
+                    describe(c), " leaves no alignment path for ", which);
+}
+
+void check_common(Pair& p, double gamma, const Constraint& constraint, const c10::optional<at::Tensor>& x_lengths,
                   const c10::optional<at::Tensor>& y_lengths, Values values) {
-  check_gamma_bandwidth(gamma, bandwidth);
+  check_gamma(gamma);
   // The forward holds the float64 cost, E and the reference's E, and one pair's D, R and E.
   if (values == Values::check && p.a.is_cpu())
     check_cpu_memory(p, (3.0 * cells(p) + (p.batch > 0 ? 3.0 * cells(p) / static_cast<double>(p.batch) : 0.0)) *
@@ -71,21 +78,19 @@ void check_common(Pair& p, double gamma, int64_t bandwidth, const c10::optional<
   p.y_len = check_lengths(y_lengths, "y_lengths", p, p.m, host.y);
 
   // Lengths on the device are not read (that would sync): the kernels clamp them to [1, N] and a
-  // pair whose lengths leave no path in the band gets an infinite value. check_inputs=True checks
-  // them on the host (input_checks.cpp).
+  // pair whose lengths leave no path in the constraint gets an infinite value. check_inputs=True
+  // checks them on the host (input_checks.cpp).
   const bool device_lengths = (p.x_len && !host.x.defined()) || (p.y_len && !host.y.defined());
-  if (bandwidth < 0) return;
+  if (constraint.kind == ConstraintKind::none) return;
   if (!p.x_len && !p.y_len) {
-    TORCH_CHECK_VALUE(std::llabs(p.n - p.m) <= bandwidth, "bandwidth ", bandwidth,
-                      " leaves no alignment path for N = ", p.n, ", M = ", p.m,
-                      ": it must be >= |N - M| = ", std::llabs(p.n - p.m));
+    check_path(constraint, p.n, p.m, "N = " + std::to_string(p.n) + ", M = " + std::to_string(p.m));
   } else if (!device_lengths && values == Values::check) {
     for (int64_t b = 0; b < p.batch; ++b) {
       const int64_t n = p.x_len ? host.x.data_ptr<int64_t>()[b] : p.n;
       const int64_t m = p.y_len ? host.y.data_ptr<int64_t>()[b] : p.m;
-      TORCH_CHECK_VALUE(std::llabs(n - m) <= bandwidth, "bandwidth ", bandwidth,
-                        " leaves no alignment path for pair ", b, " (x_lengths = ", n, ", y_lengths = ", m,
-                        "): it must be >= ", std::llabs(n - m));
+      check_path(constraint, n, m,
+                 "pair " + std::to_string(b) + " (x_lengths = " + std::to_string(n) + ", y_lengths = " +
+                     std::to_string(m) + ")");
     }
   }
 }
@@ -98,6 +103,32 @@ void check_floating(const at::Tensor& t, const char* name) {
 }
 
 }  // namespace
+
+Constraint operator_constraint(int64_t bandwidth, int64_t sakoe_chiba_radius, double itakura_max_slope) {
+  TORCH_CHECK_VALUE(bandwidth >= -1, "bandwidth must be >= 0, or -1 for no band (got ", bandwidth, ")");
+  TORCH_CHECK_VALUE(sakoe_chiba_radius >= -1, "sakoe_chiba_radius must be >= 0, or -1 for none (got ",
+                    sakoe_chiba_radius, ")");
+  TORCH_CHECK_VALUE(itakura_max_slope == 0.0 || (itakura_max_slope > 0.0 && std::isfinite(itakura_max_slope)),
+                    "itakura_max_slope must be finite and > 0, or 0 for none (got ", itakura_max_slope, ")");
+  const int given = (bandwidth >= 0) + (sakoe_chiba_radius >= 0) + (itakura_max_slope > 0.0);
+  TORCH_CHECK_VALUE(given <= 1, "bandwidth (", bandwidth, "), sakoe_chiba_radius (", sakoe_chiba_radius,
+                    ") and itakura_max_slope (", itakura_max_slope, ") are three constraints: give at most one");
+  if (bandwidth >= 0) return {ConstraintKind::band, bandwidth};
+  if (sakoe_chiba_radius >= 0) return {ConstraintKind::sakoe_chiba, sakoe_chiba_radius};
+  if (itakura_max_slope > 0.0) return {ConstraintKind::itakura, 0, itakura_max_slope};
+  return {};
+}
+
+std::string describe(const Constraint& c) {
+  std::ostringstream s;
+  switch (c.kind) {
+    case ConstraintKind::band: s << "bandwidth " << c.radius; break;
+    case ConstraintKind::sakoe_chiba: s << "global_constraint='sakoe_chiba' with sakoe_chiba_radius=" << c.radius; break;
+    case ConstraintKind::itakura: s << "global_constraint='itakura' with itakura_max_slope=" << c.max_slope; break;
+    default: s << "no constraint";
+  }
+  return s.str();
+}
 
 void check_gamma(double gamma) {
   // gamma = 0 is exact DTW (the hard min), whose alignment is one optimal path.
@@ -144,15 +175,15 @@ Pair check_xy(const at::Tensor& x, const at::Tensor& y) {
   return p;
 }
 
-Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, const Constraint& constraint,
                        const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
                        Values values) {
   Pair p = check_xy(x, y);
-  check_common(p, gamma, bandwidth, x_lengths, y_lengths, values);
+  check_common(p, gamma, constraint, x_lengths, y_lengths, values);
   return p;
 }
 
-Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+Pair check_cost(const at::Tensor& D, double gamma, const Constraint& constraint, const c10::optional<at::Tensor>& x_lengths,
                 const c10::optional<at::Tensor>& y_lengths, Values values) {
   TORCH_CHECK_VALUE(D.defined() && (D.dim() == 2 || D.dim() == 3), "D must have shape (B, N, M) or (N, M) (got ",
                     D.defined() ? D.sizes() : at::IntArrayRef{}, ")");
@@ -165,7 +196,7 @@ Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10:
   p.m = p.a.size(2);
   TORCH_CHECK_VALUE(p.n >= 1 && p.m >= 1, "D must have at least one row and one column (got shape ", D.sizes(),
                     ")");
-  check_common(p, gamma, bandwidth, x_lengths, y_lengths, values);
+  check_common(p, gamma, constraint, x_lengths, y_lengths, values);
   return p;
 }
 
@@ -196,7 +227,7 @@ at::Tensor check_index(const at::Tensor& index, const char* name, const at::Tens
 }  // namespace
 
 PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
-                         const at::Tensor& y_index, double gamma, int64_t bandwidth,
+                         const at::Tensor& y_index, double gamma, const Constraint& constraint,
                          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
   PairSets s;
   s.X = check_set(X, "X", "(B1, N, D)");
@@ -209,7 +240,7 @@ PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Ten
   s.pairs = x_index.defined() && x_index.dim() == 1 ? x_index.size(0) : -1;
   s.x_index = check_index(x_index, "x_index", X, s.pairs);
   s.y_index = check_index(y_index, "y_index", Y, s.pairs);
-  // Each set's lengths are checked as those of a batch of that set; the band per pair is the
+  // Each set's lengths are checked as those of a batch of that set; the constraint per pair is the
   // caller's to check (the kernels give a pair with no path in the band an infinite value).
   Pair px, py;
   px.a = X;
@@ -219,10 +250,9 @@ PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Ten
   at::Tensor host;
   s.x_len = check_lengths(x_lengths, "x_lengths", px, X.size(1), host);
   s.y_len = check_lengths(y_lengths, "y_lengths", py, Y.size(1), host);
-  check_gamma_bandwidth(gamma, bandwidth);
-  TORCH_CHECK_VALUE(bandwidth < 0 || s.x_len || s.y_len || std::llabs(X.size(1) - Y.size(1)) <= bandwidth,
-                    "bandwidth ", bandwidth, " leaves no alignment path for N = ", X.size(1), ", M = ", Y.size(1),
-                    ": it must be >= |N - M| = ", std::llabs(X.size(1) - Y.size(1)));
+  check_gamma(gamma);
+  if (!s.x_len && !s.y_len)
+    check_path(constraint, X.size(1), Y.size(1), "N = " + std::to_string(X.size(1)) + ", M = " + std::to_string(Y.size(1)));
   return s;
 }
 

@@ -4,8 +4,23 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <string>
+
+#include "sdtw/kernels/constraint.hpp"
 
 namespace sdtw::ops::detail {
+
+// The operators' one constraint per call: the band (bandwidth), tslearn's Sakoe-Chiba radius or
+// its Itakura slope, evaluated per row from each pair's lengths (kernels/.../constraint.hpp).
+using Constraint = sdtw::kernels::Constraint;
+using ConstraintKind = sdtw::kernels::ConstraintKind;
+
+// The operators' arguments as one constraint: bandwidth -1, sakoe_chiba_radius -1 and
+// itakura_max_slope 0 mean absent; at most one may be given. ValueError naming the argument.
+Constraint operator_constraint(int64_t bandwidth, int64_t sakoe_chiba_radius, double itakura_max_slope);
+// The constraint as the user spelled it, for messages ("bandwidth 3", "global_constraint='itakura'
+// with itakura_max_slope=2").
+std::string describe(const Constraint& c);
 
 // The inputs of one call, normalised to the batched layout: a is x (or D), b is y (undefined in
 // cost mode); both are 3-D views of the caller's tensors (not yet contiguous nor converted).
@@ -29,9 +44,9 @@ enum class Values { check, skip };
 
 void check_gamma(double gamma);
 
-Pair check_cost(const at::Tensor& D, double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+Pair check_cost(const at::Tensor& D, double gamma, const Constraint& constraint, const c10::optional<at::Tensor>& x_lengths,
                 const c10::optional<at::Tensor>& y_lengths, Values values);
-Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
+Pair check_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double gamma, const Constraint& constraint,
                        const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
                        Values values);
 // The shapes and devices of x and y only (used by pairwise_cost before it computes D).
@@ -46,7 +61,7 @@ struct PairSets {
   c10::optional<at::Tensor> x_len, y_len;  // as in Pair, one per series of X and of Y
 };
 PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
-                         const at::Tensor& y_index, double gamma, int64_t bandwidth,
+                         const at::Tensor& y_index, double gamma, const Constraint& constraint,
                          const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths);
 
 // G, the gradient of a cost tensor of x and y: (B, N, M) (or (N, M) unbatched) on their device;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "checks.hpp"
 #include "ops_internal.hpp"
 
 namespace sdtw::ops::detail {
@@ -31,17 +32,23 @@ bool on_device(const c10::optional<at::Tensor>& lengths) {
   return lengths && lengths->defined() && !lengths->is_cpu();
 }
 
-// Lengths on the device are not read by the operator: every pair must fit the band.
+// Lengths on the device are not read by the operator: every pair must keep a path in the constraint.
 void check_device_lengths(const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
-                          int64_t n, int64_t m, int64_t bandwidth) {
+                          int64_t n, int64_t m, const Constraint& constraint) {
   if (!on_device(x_lengths) && !on_device(y_lengths)) return;
   const std::vector<int64_t> xs = host_lengths(x_lengths, "x_lengths", n), ys = host_lengths(y_lengths, "y_lengths", m);
-  if (bandwidth < 0) return;
+  if (constraint.kind == ConstraintKind::none) return;
   const std::size_t pairs = std::max(xs.size(), ys.size());
   for (std::size_t b = 0; b < pairs; ++b) {
-    const int64_t gap = std::llabs((xs.empty() ? n : xs[b]) - (ys.empty() ? m : ys[b]));
-    TORCH_CHECK_VALUE(gap <= bandwidth, "bandwidth ", bandwidth, " is narrower than |x_lengths[", b, "] - y_lengths[",
-                      b, "]| = ", gap, ": no alignment fits the band");
+    const int64_t xl = xs.empty() ? n : xs[b], yl = ys.empty() ? m : ys[b];
+    if (constraint.kind == ConstraintKind::band) {
+      const int64_t gap = std::llabs(xl - yl);
+      TORCH_CHECK_VALUE(gap <= constraint.radius, "bandwidth ", constraint.radius, " is narrower than |x_lengths[", b,
+                        "] - y_lengths[", b, "]| = ", gap, ": no alignment fits the band");
+    } else {
+      TORCH_CHECK_VALUE(kernels::has_path(constraint, static_cast<int>(xl), static_cast<int>(yl)), describe(constraint),
+                        " leaves no alignment path for x_lengths[", b, "] = ", xl, ", y_lengths[", b, "] = ", yl);
+    }
   }
 }
 
@@ -75,15 +82,19 @@ const char* const kCost[2] = {"row", "column"};
 }  // namespace
 
 void check_finite_series(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
-                         const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth) {
-  check_device_lengths(x_lengths, y_lengths, x.size(-2), y.size(-2), bandwidth);
+                         const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth,
+                         int64_t sakoe_chiba_radius, double itakura_max_slope) {
+  check_device_lengths(x_lengths, y_lengths, x.size(-2), y.size(-2),
+                       operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope));
   check_finite(x, "x", kSeries, x_lengths, c10::nullopt);
   check_finite(y, "y", kSeries, y_lengths, c10::nullopt);
 }
 
 void check_finite_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
-                       const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth) {
-  check_device_lengths(x_lengths, y_lengths, D.size(-2), D.size(-1), bandwidth);
+                       const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth, int64_t sakoe_chiba_radius,
+                       double itakura_max_slope) {
+  check_device_lengths(x_lengths, y_lengths, D.size(-2), D.size(-1),
+                       operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope));
   check_finite(D, "D", kCost, x_lengths, y_lengths);
 }
 

@@ -99,13 +99,52 @@ int64_t operator_band(c10::optional<double> bandwidth) {
   return *bandwidth > 0 && *bandwidth < double(kNoBandFrom) ? int64_t(std::floor(*bandwidth)) : -1;
 }
 
+namespace {
+
+// tslearn's keywords as the operators' pair (radius, slope): a radius or a slope alone implies
+// its constraint (tslearn's compute_mask), the named constraint takes tslearn's defaults (radius
+// 1, slope 2), and a keyword of the other constraint is refused rather than ignored.
+std::pair<int64_t, double> resolve_constraint(c10::optional<c10::string_view> global_constraint,
+                                              c10::optional<int64_t> sakoe_chiba_radius,
+                                              c10::optional<double> itakura_max_slope) {
+  std::string kind = global_constraint ? text(*global_constraint) : std::string();
+  if (kind.empty()) {
+    TORCH_CHECK_VALUE(!(sakoe_chiba_radius && itakura_max_slope),
+                      "sakoe_chiba_radius and itakura_max_slope are two constraints: give one (with "
+                      "global_constraint='sakoe_chiba' or 'itakura')");
+    if (sakoe_chiba_radius) kind = "sakoe_chiba";
+    if (itakura_max_slope) kind = "itakura";
+  }
+  if (kind.empty()) return {-1, 0.0};
+  if (kind == "sakoe_chiba") {
+    TORCH_CHECK_VALUE(!itakura_max_slope, "itakura_max_slope applies to global_constraint='itakura' (got ",
+                      *itakura_max_slope, " with global_constraint='sakoe_chiba')");
+    const int64_t radius = sakoe_chiba_radius.value_or(1);
+    TORCH_CHECK_VALUE(radius >= 0, "sakoe_chiba_radius must be >= 0 (got ", radius, ")");
+    return {radius, 0.0};
+  }
+  TORCH_CHECK_VALUE(kind == "itakura", "global_constraint must be None, 'sakoe_chiba' or 'itakura' (got '", kind, "')");
+  TORCH_CHECK_VALUE(!sakoe_chiba_radius, "sakoe_chiba_radius applies to global_constraint='sakoe_chiba' (got ",
+                    *sakoe_chiba_radius, " with global_constraint='itakura')");
+  const double slope = itakura_max_slope.value_or(2.0);
+  TORCH_CHECK_VALUE(slope > 0.0 && std::isfinite(slope), "itakura_max_slope must be finite and > 0 (got ", slope, ")");
+  return {-1, slope};
+}
+
+}  // namespace
+
 LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist,
-                            c10::optional<bool> fused, c10::string_view reduction) {
+                            c10::optional<bool> fused, c10::string_view reduction,
+                            c10::optional<c10::string_view> global_constraint,
+                            c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
   check_gamma(gamma);
   check_reduction(reduction);
   LossOptions o;
   o.gamma = gamma;
   o.bandwidth = operator_band(bandwidth);
+  std::tie(o.sakoe_chiba_radius, o.itakura_max_slope) =
+      resolve_constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope);
+  operator_constraint(o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);  // one constraint at most
   o.normalize = normalize;
   o.dist = canonical_dist(dist);
   TORCH_CHECK_VALUE(!(fused.value_or(false) && o.dist != "sqeuclidean"),
@@ -119,24 +158,39 @@ namespace {
 
 std::tuple<double, int64_t, bool, std::string, bool, std::string> soft_dtw_options(
     double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist, c10::optional<bool> fused,
-    c10::string_view reduction) {
-  const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction);
+    c10::string_view reduction, c10::optional<c10::string_view> global_constraint,
+    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+  // The constraint is validated here (and with the band) but resolved by each loss operator.
+  const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction, global_constraint,
+                                        sakoe_chiba_radius, itakura_max_slope);
   return {o.gamma, o.bandwidth, o.normalize, o.dist, o.fused, o.reduction};
+}
+
+std::tuple<int64_t, double> constraint_options(c10::optional<c10::string_view> global_constraint,
+                                               c10::optional<int64_t> sakoe_chiba_radius,
+                                               c10::optional<double> itakura_max_slope) {
+  return resolve_constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope);
 }
 
 at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                          const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                          bool normalize, c10::string_view dist, c10::optional<bool> fused,
-                         c10::string_view reduction, bool check_inputs) {
-  const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction);
+                         c10::string_view reduction, bool check_inputs,
+                         c10::optional<c10::string_view> global_constraint, c10::optional<int64_t> sakoe_chiba_radius,
+                         c10::optional<double> itakura_max_slope) {
+  const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction, global_constraint,
+                                        sakoe_chiba_radius, itakura_max_slope);
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
-    if (o.fused) return ops::soft_dtw_sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb);
-    return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb);
+    if (o.fused)
+      return ops::soft_dtw_sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
+    return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius,
+                              o.itakura_max_slope);
   };
   const auto [xz, yz] = zero_padding(x, y, x_lengths, y_lengths);
   at::Tensor values = pair(xz, yz, x_lengths, y_lengths);
-  if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
+  if (check_inputs)
+    check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);
   if (o.normalize) values = values - 0.5 * (pair(xz, xz, x_lengths, x_lengths) + pair(yz, yz, y_lengths, y_lengths));
   return reduce(values, o.reduction);
 }
@@ -145,39 +199,49 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               const c10::optional<at::Tensor>& y_lengths, double gamma,
                               c10::optional<double> bandwidth, c10::string_view reduction,
                               const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
-                              bool check_inputs) {
-  check_gamma(gamma);
-  check_reduction(reduction);
+                              bool check_inputs, c10::optional<c10::string_view> global_constraint,
+                              c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+  const LossOptions o = resolve_options(gamma, bandwidth, false, "sqeuclidean", c10::nullopt, reduction,
+                                        global_constraint, sakoe_chiba_radius, itakura_max_slope);
   const bool normalize = D_xx.has_value() && D_xx->defined();
   TORCH_CHECK_VALUE(normalize == (D_yy.has_value() && D_yy->defined()),
                     "D_xx and D_yy (the self-costs of normalize) must be given together (got ",
                     normalize ? "D_xx" : "D_yy", " alone)");
-  const int64_t band = operator_band(bandwidth);
-  at::Tensor values = ops::soft_dtw_cost(D, gamma, band, x_lengths, y_lengths);
-  if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
-  if (normalize)
-    values = values - 0.5 * (ops::soft_dtw_cost(*D_xx, gamma, band, x_lengths, x_lengths) +
-                             ops::soft_dtw_cost(*D_yy, gamma, band, y_lengths, y_lengths));
+  const auto cost = [&](const at::Tensor& C, const c10::optional<at::Tensor>& la, const c10::optional<at::Tensor>& lb) {
+    return ops::soft_dtw_cost(C, gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
+  };
+  at::Tensor values = cost(D, x_lengths, y_lengths);
+  if (check_inputs)
+    check_finite_cost(D, x_lengths, y_lengths, o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);
+  if (normalize) values = values - 0.5 * (cost(*D_xx, x_lengths, x_lengths) + cost(*D_yy, y_lengths, y_lengths));
   return reduce(values, reduction);
 }
 
 at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
                                const c10::optional<at::Tensor>& y_lengths, double gamma,
-                               c10::optional<double> bandwidth, bool check_inputs) {
-  const int64_t band = operator_band(bandwidth);
-  at::Tensor E = alignment_of_cost(D, gamma, band, x_lengths, y_lengths);
-  if (check_inputs) check_finite_cost(D, x_lengths, y_lengths, band);
+                               c10::optional<double> bandwidth, bool check_inputs,
+                               c10::optional<c10::string_view> global_constraint,
+                               c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+  const LossOptions o = resolve_options(gamma, bandwidth, false, "sqeuclidean", c10::nullopt, "none", global_constraint,
+                                        sakoe_chiba_radius, itakura_max_slope);
+  at::Tensor E =
+      alignment_of_cost(D, gamma, o.bandwidth, x_lengths, y_lengths, o.sakoe_chiba_radius, o.itakura_max_slope);
+  if (check_inputs)
+    check_finite_cost(D, x_lengths, y_lengths, o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);
   return E;
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                      const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
-                     c10::string_view dist, bool check_inputs) {
-  const LossOptions o = resolve_options(gamma, bandwidth, false, dist, false, "none");
+                     c10::string_view dist, bool check_inputs, c10::optional<c10::string_view> global_constraint,
+                     c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+  const LossOptions o = resolve_options(gamma, bandwidth, false, dist, false, "none", global_constraint,
+                                        sakoe_chiba_radius, itakura_max_slope);
   const auto [xf, yf] = floating_pair(x, y);
   const at::Tensor E = alignment_from_cost(ops::pairwise_cost(xf, yf, o.dist), x_lengths, y_lengths, gamma, bandwidth,
-                                           false);
-  if (check_inputs) check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth);
+                                           false, global_constraint, sakoe_chiba_radius, itakura_max_slope);
+  if (check_inputs)
+    check_finite_series(x, y, x_lengths, y_lengths, o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);
   return E;
 }
 
@@ -187,27 +251,37 @@ at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::option
 TORCH_LIBRARY_FRAGMENT(sdtw, m) {
   m.def(
       "soft_dtw_options(float gamma=1.0, float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\","
-      " bool? fused=None, str reduction=\"none\") -> (float, int, bool, str, bool, str)");
+      " bool? fused=None, str reduction=\"none\", str? global_constraint=None, int? sakoe_chiba_radius=None,"
+      " float? itakura_max_slope=None) -> (float, int, bool, str, bool, str)");
+  // tslearn's constraint keywords as the value operators' (sakoe_chiba_radius, itakura_max_slope).
+  m.def(
+      "constraint_options(str? global_constraint=None, int? sakoe_chiba_radius=None, float? itakura_max_slope=None)"
+      " -> (int, float)");
   m.def("zero_padding(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor, Tensor)");
   m.def(
       "soft_dtw_loss(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\", bool? fused=None,"
-      " str reduction=\"none\", bool check_inputs=False) -> Tensor");
+      " str reduction=\"none\", bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
+      " float? itakura_max_slope=None) -> Tensor");
   m.def(
       "soft_dtw_cost_loss(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, str reduction=\"none\", Tensor? D_xx=None, Tensor? D_yy=None,"
-      " bool check_inputs=False) -> Tensor");
+      " bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
+      " float? itakura_max_slope=None) -> Tensor");
   m.def(
       "alignment(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
-      " float? bandwidth=None, str dist=\"sqeuclidean\", bool check_inputs=False) -> Tensor");
+      " float? bandwidth=None, str dist=\"sqeuclidean\", bool check_inputs=False, str? global_constraint=None,"
+      " int? sakoe_chiba_radius=None, float? itakura_max_slope=None) -> Tensor");
   m.def(
       "alignment_from_cost(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
-      " float? bandwidth=None, bool check_inputs=False) -> Tensor");
+      " float? bandwidth=None, bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
+      " float? itakura_max_slope=None) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CompositeImplicitAutograd, m) {
   m.impl("soft_dtw_options", TORCH_FN(sdtw::ops::detail::soft_dtw_options));
   m.impl("zero_padding", TORCH_FN(sdtw::ops::detail::zero_padding));
+  m.impl("constraint_options", TORCH_FN(sdtw::ops::detail::constraint_options));
   m.impl("soft_dtw_loss", TORCH_FN(sdtw::ops::detail::soft_dtw_loss));
   m.impl("soft_dtw_cost_loss", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_loss));
   m.impl("alignment", TORCH_FN(sdtw::ops::detail::alignment));

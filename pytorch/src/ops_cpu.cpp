@@ -50,8 +50,10 @@ double hard_dtw_pair(const double* D, int64_t n, int64_t m, int64_t stride, int6
 // Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B, in `dtype`) and E
 // (B, N, M, float64). A pair whose value is not finite in `dtype` (NaN or +inf costs, or float32
 // overflow) gets an all-NaN E, so NaN gradients, as torch's losses propagate; other pairs as usual.
-std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& D64, const Pair& p, double gamma,
-                                                  int64_t bandwidth, at::ScalarType dtype) {
+std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& unconstrained, const Pair& p, double gamma,
+                                                  const Constraint& constraint, at::ScalarType dtype) {
+  const at::Tensor D64 = constrained_cost(unconstrained, p, constraint);
+  const int64_t bandwidth = constraint.kind == ConstraintKind::band ? constraint.radius : -1;
   at::Tensor values = at::empty({p.batch}, D64.options());
   at::Tensor E = at::empty({p.batch, p.n, p.m}, D64.options());
   const int64_t cells = p.n * p.m;
@@ -107,19 +109,23 @@ at::Tensor sqeuclidean_cost(const at::Tensor& a, const at::Tensor& b) {
 
 std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
                                                     const c10::optional<at::Tensor>& x_lengths,
-                                                    const c10::optional<at::Tensor>& y_lengths) {
+                                                    const c10::optional<at::Tensor>& y_lengths,
+                                                    int64_t sakoe_chiba_radius, double itakura_max_slope) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
-  auto [values, E] = reference_cost(p.a.to(at::kDouble).contiguous(), p, gamma, bandwidth,
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const Pair p = check_cost(D, gamma, c, x_lengths, y_lengths, Values::check);
+  auto [values, E] = reference_cost(p.a.to(at::kDouble).contiguous(), p, gamma, c,
                                     compute_dtype(D.scalar_type()));
   return {unbatch(values, p), E};
 }
 
 at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
                              int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                             const c10::optional<at::Tensor>& y_lengths) {
+                             const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                             double itakura_max_slope) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const Pair p = check_cost(D, gamma, operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope), x_lengths,
+                            y_lengths, Values::skip);
   check_state(state, p);
   const at::Tensor dv = check_dvalues(dvalues, p, at::kDouble);
   return unbatch((state * dv.view({p.batch, 1, 1})).to(D.scalar_type()), p);
@@ -128,13 +134,15 @@ at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, con
 std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cpu(const at::Tensor& x, const at::Tensor& y, double gamma,
                                                            int64_t bandwidth,
                                                            const c10::optional<at::Tensor>& x_lengths,
-                                                           const c10::optional<at::Tensor>& y_lengths) {
+                                                           const c10::optional<at::Tensor>& y_lengths,
+                                                           int64_t sakoe_chiba_radius, double itakura_max_slope) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const Pair p = check_sqeuclidean(x, y, gamma, c, x_lengths, y_lengths, Values::check);
   // Exact float64 distances (cdist without the matmul shortcut, then squared).
   const at::Tensor D64 =
       at::cdist(p.a.to(at::kDouble), p.b.to(at::kDouble), 2.0, /*donot_use_mm_for_euclid_dist=*/2).square();
-  auto [values, E] = reference_cost(D64.contiguous(), p, gamma, bandwidth, compute_dtype(x.scalar_type()));
+  auto [values, E] = reference_cost(D64.contiguous(), p, gamma, c, compute_dtype(x.scalar_type()));
   return {unbatch(values, p), E};
 }
 
@@ -142,9 +150,11 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dv
                                                             const at::Tensor& y, const at::Tensor& state,
                                                             double gamma, int64_t bandwidth,
                                                             const c10::optional<at::Tensor>& x_lengths,
-                                                            const c10::optional<at::Tensor>& y_lengths) {
+                                                            const c10::optional<at::Tensor>& y_lengths,
+                                                            int64_t sakoe_chiba_radius, double itakura_max_slope) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const Pair p = check_sqeuclidean(x, y, gamma, operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope),
+                                   x_lengths, y_lengths, Values::skip);
   check_state(state, p);
   const at::Tensor dv = check_dvalues(dvalues, p, at::kDouble);
   const at::Tensor E = state * dv.view({p.batch, 1, 1});
@@ -219,26 +229,29 @@ extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t
 
 TORCH_LIBRARY(sdtw, m) {
   m.def(
-      "cost_forward(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None)"
-      " -> (Tensor values, Tensor state)");
+      "cost_forward(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None,"
+      " int sakoe_chiba_radius=-1, float itakura_max_slope=0.0) -> (Tensor values, Tensor state)");
   m.def(
       "cost_backward(Tensor dvalues, Tensor D, Tensor state, float gamma, int bandwidth=-1,"
-      " Tensor? x_lengths=None, Tensor? y_lengths=None) -> Tensor");
+      " Tensor? x_lengths=None, Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0)"
+      " -> Tensor");
   m.def(
       "sqeuclidean_forward(Tensor x, Tensor y, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
-      " Tensor? y_lengths=None) -> (Tensor values, Tensor state)");
+      " Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0)"
+      " -> (Tensor values, Tensor state)");
   m.def(
       "sqeuclidean_backward(Tensor dvalues, Tensor x, Tensor y, Tensor state, float gamma, int bandwidth=-1,"
-      " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
+      " Tensor? x_lengths=None, Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0)"
+      " -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");
   m.def("sqeuclidean_cost(Tensor x, Tensor y) -> Tensor");
   m.def("sqeuclidean_cost_backward(Tensor G, Tensor x, Tensor y) -> (Tensor grad_x, Tensor grad_y)");
   m.def(
-      "soft_dtw_cost(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None)"
-      " -> Tensor");
+      "soft_dtw_cost(Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None, Tensor? y_lengths=None,"
+      " int sakoe_chiba_radius=-1, float itakura_max_slope=0.0) -> Tensor");
   m.def(
       "soft_dtw_sqeuclidean(Tensor x, Tensor y, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
-      " Tensor? y_lengths=None) -> Tensor");
+      " Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0) -> Tensor");
   m.def(
       "cuda_workspace_bytes(int batch, int n, int m, int dim, int bandwidth, bool is_double, bool values_only=False)"
       " -> int",

@@ -18,7 +18,7 @@
 namespace sdtw::ops::detail {
 namespace {
 
-kernels::Problem make_problem(int64_t batch, int64_t n, int64_t m, int64_t dim, double gamma, int64_t bandwidth,
+kernels::Problem make_problem(int64_t batch, int64_t n, int64_t m, int64_t dim, double gamma, const Constraint& constraint,
                               const c10::optional<at::Tensor>& x_len = c10::nullopt,
                               const c10::optional<at::Tensor>& y_len = c10::nullopt) {
   kernels::Problem problem;
@@ -27,14 +27,14 @@ kernels::Problem make_problem(int64_t batch, int64_t n, int64_t m, int64_t dim, 
   problem.m = m;
   problem.dim = dim;
   problem.gamma = gamma;
-  problem.bandwidth = bandwidth;
+  problem.constraint = constraint;
   problem.x_len = x_len ? x_len->data_ptr<int64_t>() : nullptr;
   problem.y_len = y_len ? y_len->data_ptr<int64_t>() : nullptr;
   return problem;
 }
 
-kernels::Problem make_problem(const Pair& p, double gamma, int64_t bandwidth) {
-  return make_problem(p.batch, p.n, p.m, p.dim, gamma, bandwidth, p.x_len, p.y_len);
+kernels::Problem make_problem(const Pair& p, double gamma, const Constraint& constraint) {
+  return make_problem(p.batch, p.n, p.m, p.dim, gamma, constraint, p.x_len, p.y_len);
 }
 
 int64_t workspace_bytes(const kernels::Problem& problem, at::ScalarType compute) {
@@ -100,13 +100,15 @@ void check_state(const at::Tensor& state, const Pair& p, const kernels::Problem&
 
 std::tuple<at::Tensor, at::Tensor> cost_forward_cuda(const at::Tensor& D, double gamma, int64_t bandwidth,
                                                      const c10::optional<at::Tensor>& x_lengths,
-                                                     const c10::optional<at::Tensor>& y_lengths) {
+                                                     const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const Pair p = check_cost(D, gamma, c, x_lengths, y_lengths, Values::check);
   const c10::cuda::CUDAGuard device_guard(p.a.device());  // after the checks, which name a tensor on the wrong device
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const at::Tensor Dc = p.a.to(compute).contiguous();
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  const kernels::Problem problem = make_problem(p, gamma, c);
   at::Tensor values = at::empty({p.batch}, Dc.options());
   at::Tensor state = new_state(p, problem, compute);
   if (p.batch > 0) {
@@ -125,12 +127,14 @@ std::tuple<at::Tensor, at::Tensor> cost_forward_cuda(const at::Tensor& D, double
 
 at::Tensor cost_backward_cuda(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
                               int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                              const c10::optional<at::Tensor>& y_lengths) {
+                              const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const Pair p = check_cost(D, gamma, c, x_lengths, y_lengths, Values::skip);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(D.scalar_type());
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  const kernels::Problem problem = make_problem(p, gamma, c);
   check_state(state, p, problem, compute);
   const at::Tensor dv = check_dvalues(dvalues, p, compute);
   at::Tensor E = at::empty({p.batch, p.n, p.m}, dv.options());
@@ -151,13 +155,15 @@ at::Tensor cost_backward_cuda(const at::Tensor& dvalues, const at::Tensor& D, co
 std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cuda(const at::Tensor& x, const at::Tensor& y, double gamma,
                                                             int64_t bandwidth,
                                                             const c10::optional<at::Tensor>& x_lengths,
-                                                            const c10::optional<at::Tensor>& y_lengths) {
+                                                            const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const Pair p = check_sqeuclidean(x, y, gamma, c, x_lengths, y_lengths, Values::check);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
   const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  const kernels::Problem problem = make_problem(p, gamma, c);
   at::Tensor values = at::empty({p.batch}, xc.options().dtype(compute));
   at::Tensor state = new_state(p, problem, compute);
   if (p.batch > 0) {
@@ -178,12 +184,14 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
                                                              const at::Tensor& y, const at::Tensor& state,
                                                              double gamma, int64_t bandwidth,
                                                              const c10::optional<at::Tensor>& x_lengths,
-                                                             const c10::optional<at::Tensor>& y_lengths) {
+                                                             const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  const Pair p = check_sqeuclidean(x, y, gamma, c, x_lengths, y_lengths, Values::skip);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  const kernels::Problem problem = make_problem(p, gamma, c);
   check_state(state, p, problem, compute);
   const at::Tensor dv = check_dvalues(dvalues, p, compute);
   const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
@@ -211,12 +219,14 @@ at::Tensor values_ring(const kernels::Problem& problem, at::ScalarType compute, 
 
 // Values alone (no gradient wanted): the values-only kernels, whose workspace holds no state.
 at::Tensor soft_dtw_cost_cuda(const at::Tensor& D, double gamma, int64_t bandwidth,
-                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const Pair p = check_cost(D, gamma, c, x_lengths, y_lengths, Values::check);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const at::Tensor Dc = p.a.to(compute).contiguous();
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
+  const kernels::Problem problem = make_problem(p, gamma, c);
   at::Tensor values = at::empty({p.batch}, Dc.options());
   if (p.batch > 0) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
@@ -255,10 +265,12 @@ at::Tensor sqeuclidean_values(const at::Tensor& x, const at::Tensor& y, kernels:
 
 at::Tensor soft_dtw_sqeuclidean_cuda(const at::Tensor& x, const at::Tensor& y, double gamma, int64_t bandwidth,
                                      const c10::optional<at::Tensor>& x_lengths,
-                                     const c10::optional<at::Tensor>& y_lengths) {
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+                                     const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const Pair p = check_sqeuclidean(x, y, gamma, c, x_lengths, y_lengths, Values::check);
   const c10::cuda::CUDAGuard device_guard(p.a.device());
-  return unbatch(sqeuclidean_values(p.a, p.b, make_problem(p, gamma, bandwidth), {}, {}), p);
+  return unbatch(sqeuclidean_values(p.a, p.b, make_problem(p, gamma, c), {}, {}), p);
 }
 
 // Indices on the device are clamped into their sets (reading them would sync), so a bad one
@@ -266,11 +278,13 @@ at::Tensor soft_dtw_sqeuclidean_cuda(const at::Tensor& x, const at::Tensor& y, d
 at::Tensor pairwise_soft_dtw_sqeuclidean_cuda(const at::Tensor& X, const at::Tensor& Y, const at::Tensor& x_index,
                                               const at::Tensor& y_index, double gamma, int64_t bandwidth,
                                               const c10::optional<at::Tensor>& x_lengths,
-                                              const c10::optional<at::Tensor>& y_lengths) {
-  const PairSets s = check_pair_sets(X, Y, x_index, y_index, gamma, bandwidth, x_lengths, y_lengths);
+                                              const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const PairSets s = check_pair_sets(X, Y, x_index, y_index, gamma, c, x_lengths, y_lengths);
   const c10::cuda::CUDAGuard device_guard(X.device());
   const kernels::Problem problem =
-      make_problem(s.pairs, X.size(1), Y.size(1), X.size(2), gamma, bandwidth, s.x_len, s.y_len);
+      make_problem(s.pairs, X.size(1), Y.size(1), X.size(2), gamma, c, s.x_len, s.y_len);
   return sqeuclidean_values(X, Y, problem, s.x_index.clamp(0, X.size(0) - 1), s.y_index.clamp(0, Y.size(0) - 1));
 }
 
@@ -278,7 +292,7 @@ at::Tensor pairwise_soft_dtw_sqeuclidean_cuda(const at::Tensor& X, const at::Ten
 
 int64_t cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth, bool is_double,
                          bool values_only) {
-  const kernels::Problem problem = make_problem(batch, n, m, dim, 1.0, bandwidth);
+  const kernels::Problem problem = make_problem(batch, n, m, dim, 1.0, operator_constraint(bandwidth, -1, 0.0));
   if (!values_only) return workspace_bytes(problem, is_double ? at::kDouble : at::kFloat);
   return static_cast<int64_t>(is_double ? kernels::values_workspace_bytes<double>(problem)
                                         : kernels::values_workspace_bytes<float>(problem));
@@ -293,7 +307,7 @@ at::Tensor sqeuclidean_cost_cuda(const at::Tensor& x, const at::Tensor& y) {
   const at::Tensor xc = as_read(p.a), yc = as_read(p.b);
   at::Tensor D = at::empty({p.batch, p.n, p.m}, xc.options().dtype(compute));
   if (p.batch > 0) {
-    const kernels::Problem problem = make_problem(p, 1.0, -1);
+    const kernels::Problem problem = make_problem(p, 1.0, Constraint{});
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
       with_input(xc.scalar_type(), [&](auto in) {
@@ -319,7 +333,7 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_cost_backward_cuda(const at::Tens
   const at::Tensor Gc = check_cost_gradient(G, p).to(compute).contiguous();
   at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
   if (p.batch > 0) {
-    const kernels::Problem problem = make_problem(p, 1.0, -1);
+    const kernels::Problem problem = make_problem(p, 1.0, Constraint{});
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
       with_input(xc.scalar_type(), [&](auto in) {

@@ -14,41 +14,55 @@ inline c10::optional<at::Tensor> present(const at::Tensor& t) {
   return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
 }
 
+// An optional string as the schema's str? (a view of the caller's string).
+inline c10::optional<c10::string_view> view(const c10::optional<std::string>& s) {
+  return s ? c10::optional<c10::string_view>(c10::string_view(s->data(), s->size())) : c10::nullopt;
+}
+
 std::tuple<at::Tensor, at::Tensor> cost_forward_cpu(const at::Tensor& D, double gamma, int64_t bandwidth,
                                                     const c10::optional<at::Tensor>& x_lengths,
-                                                    const c10::optional<at::Tensor>& y_lengths);
+                                                    const c10::optional<at::Tensor>& y_lengths,
+                                                    int64_t sakoe_chiba_radius, double itakura_max_slope);
 at::Tensor cost_backward_cpu(const at::Tensor& dvalues, const at::Tensor& D, const at::Tensor& state, double gamma,
                              int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                             const c10::optional<at::Tensor>& y_lengths);
+                             const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                             double itakura_max_slope);
 std::tuple<at::Tensor, at::Tensor> sqeuclidean_forward_cpu(const at::Tensor& x, const at::Tensor& y, double gamma,
                                                            int64_t bandwidth,
                                                            const c10::optional<at::Tensor>& x_lengths,
-                                                           const c10::optional<at::Tensor>& y_lengths);
+                                                           const c10::optional<at::Tensor>& y_lengths,
+                                                           int64_t sakoe_chiba_radius, double itakura_max_slope);
 std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cpu(const at::Tensor& dvalues, const at::Tensor& x,
                                                             const at::Tensor& y, const at::Tensor& state,
                                                             double gamma, int64_t bandwidth,
                                                             const c10::optional<at::Tensor>& x_lengths,
-                                                            const c10::optional<at::Tensor>& y_lengths);
+                                                            const c10::optional<at::Tensor>& y_lengths,
+                                                            int64_t sakoe_chiba_radius, double itakura_max_slope);
 
 // E(D) = d sdtw / d D in D's dtype, differentiable when D requires a gradient (its
 // backward is the Hessian-vector product sdtw::alignment_backward). state: the forward's for these
 // inputs when at hand (undefined: the forward runs here).
 at::Tensor alignment_of_cost(const at::Tensor& D, double gamma, int64_t bandwidth,
                              const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
-                             at::Tensor state = at::Tensor());
+                             int64_t sakoe_chiba_radius, double itakura_max_slope, at::Tensor state = at::Tensor());
 
-// The loss options resolved and validated (loss.cpp): the operators' band (-1: none), the
-// canonical dist, fused decided.
+// The loss options resolved and validated (loss.cpp): the operators' band (-1: none) and
+// tslearn's constraint as the operators take it (-1, 0: none), the canonical dist, fused decided.
 struct LossOptions {
   double gamma = 1.0;
   int64_t bandwidth = -1;
+  int64_t sakoe_chiba_radius = -1;
+  double itakura_max_slope = 0.0;
   bool normalize = false;
   std::string dist;
   bool fused = true;
   std::string reduction;
 };
 LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist,
-                            c10::optional<bool> fused, c10::string_view reduction);
+                            c10::optional<bool> fused, c10::string_view reduction,
+                            c10::optional<c10::string_view> global_constraint = c10::nullopt,
+                            c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt,
+                            c10::optional<double> itakura_max_slope = c10::nullopt);
 // "sqeuclidean", "euclidean", "cosine" or "l1" for a dist name or alias (any case); else ValueError.
 std::string canonical_dist(c10::string_view dist);
 // The public bandwidth (absent, <= 0 or wider than any tensor: no band; a real: its floor) as
@@ -58,9 +72,11 @@ int64_t operator_band(c10::optional<double> bandwidth);
 // check_inputs=true (input_checks.cpp): the first non-finite value inside the lengths, and lengths
 // on the device out of range or out of the band (bandwidth as the operators take it), named.
 void check_finite_series(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
-                         const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth);
+                         const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth,
+                         int64_t sakoe_chiba_radius, double itakura_max_slope);
 void check_finite_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
-                       const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth);
+                       const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth, int64_t sakoe_chiba_radius,
+                       double itakura_max_slope);
 
 // The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);

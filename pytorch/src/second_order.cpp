@@ -29,9 +29,9 @@ namespace ref = sdtw::reference;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // What both devices check: D, the options and the lengths, and G of D's shape on D's device.
-Pair check_alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
+Pair check_alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, const Constraint& constraint,
                               const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
-  const Pair p = check_cost(D, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  const Pair p = check_cost(D, gamma, constraint, x_lengths, y_lengths, Values::check);
   // The autograd nodes answer gamma = 0 themselves (a zero derivative); the sweeps divide by gamma.
   TORCH_CHECK_VALUE(gamma > 0.0, "gamma must be > 0 for alignment_backward (got ", gamma,
                     "): at gamma = 0 the alignment is piecewise constant in D and its derivative is 0");
@@ -61,17 +61,19 @@ std::vector<bool> zero_non_finite_blocks(at::Tensor& Z64, const Pair& p) {
 
 at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
                                   const c10::optional<at::Tensor>& x_lengths,
-                                  const c10::optional<at::Tensor>& y_lengths) {
+                                  const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                  double itakura_max_slope) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths);
-  const at::Tensor D64 = p.a.to(at::kDouble).contiguous();
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const Pair p = check_alignment_backward(G, D, gamma, c, x_lengths, y_lengths);
+  const at::Tensor D64 = constrained_cost(p.a.to(at::kDouble).contiguous(), p, c);
   at::Tensor Z64 = G.reshape({p.batch, p.n, p.m}).to(at::kDouble, /*non_blocking=*/false, /*copy=*/true).contiguous();
   const std::vector<bool> bad = zero_non_finite_blocks(Z64, p);
 
   const int64_t cells = p.n * p.m;
   at::Tensor values = at::empty({p.batch}, D64.options());
   at::Tensor E_dot = at::empty({p.batch, p.n, p.m}, D64.options());
-  const ref::Options options = reference_options(gamma, bandwidth);
+  const ref::Options options = reference_options(gamma, c.kind == ConstraintKind::band ? c.radius : -1);
   for_each_chunk(p, [&](const ref::BatchShape& s, int64_t b0) {
     const ref::CostBatchHessianProduct h = ref::soft_dtw_hessian_product_cost_batch(
         D64.data_ptr<double>() + b0 * cells, Z64.data_ptr<double>() + b0 * cells, s, options);
@@ -91,9 +93,11 @@ at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, doub
 // exactly on the device); it writes E_dot in float64 on the current stream, with no host sync.
 at::Tensor alignment_backward_cuda(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
                                    const c10::optional<at::Tensor>& x_lengths,
-                                   const c10::optional<at::Tensor>& y_lengths) {
+                                   const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                   double itakura_max_slope) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const Pair p = check_alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths);
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const Pair p = check_alignment_backward(G, D, gamma, c, x_lengths, y_lengths);
   const c10::cuda::CUDAGuard device_guard(p.a.device());  // after the checks, which name a tensor on the wrong device
   const at::ScalarType compute = compute_dtype(D.scalar_type());
   const at::Tensor Dc = p.a.to(compute).contiguous();
@@ -105,7 +109,7 @@ at::Tensor alignment_backward_cuda(const at::Tensor& G, const at::Tensor& D, dou
   problem.n = p.n;
   problem.m = p.m;
   problem.gamma = gamma;
-  problem.bandwidth = bandwidth;
+  problem.constraint = c;
   problem.x_len = p.x_len ? p.x_len->data_ptr<int64_t>() : nullptr;
   problem.y_len = p.y_len ? p.y_len->data_ptr<int64_t>() : nullptr;
   try {
@@ -133,7 +137,7 @@ at::Tensor alignment_backward_cuda(const at::Tensor& G, const at::Tensor& D, dou
 TORCH_LIBRARY_FRAGMENT(sdtw, m) {
   m.def(
       "alignment_backward(Tensor G, Tensor D, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
-      " Tensor? y_lengths=None) -> Tensor");
+      " Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(sdtw, CPU, m) {

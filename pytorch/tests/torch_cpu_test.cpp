@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "sdtw/reference/constraints.hpp"
 #include "sdtw/reference/hard_dtw.hpp"
+#include "sdtw/reference/soft_dtw.hpp"
 #include "sdtw/torch/ops.hpp"
 #include "sdtw/torch/soft_dtw.hpp"
 #include "test_support.hpp"
@@ -79,6 +81,39 @@ TEST_P(FusedOrNot, LengthsBandwidthNormalize) {
     EXPECT_LT(rel_l2(r.grad_x, ref.grad_x), 1e-9) << variant;
     EXPECT_LT(rel_l2(r.grad_y, ref.grad_y), 1e-9) << variant;
   }
+}
+
+// tslearn's constraints through SoftDtwOptions: each pair's value and gradient are the reference's
+// on its squared-Euclidean cost masked by tslearn's mask for its own lengths.
+TEST_P(FusedOrNot, GlobalConstraintsAreTheReferenceOnMaskedCosts) {
+  torch::manual_seed(6);
+  const at::Tensor x = randn({3, 9, 2}), y = randn({3, 7, 2});
+  const std::vector<long> xl{9, 4, 7}, yl{7, 7, 3};
+  for (const bool itakura : {false, true}) {
+    SoftDtwOptions o = opts(0.4, GetParam());
+    o.global_constraint = itakura ? "itakura" : "sakoe_chiba";
+    if (itakura) o.itakura_max_slope = 2.5;
+    else o.sakoe_chiba_radius = 1;
+    const auto r = run([&](auto a, auto b) { return sdtw::nn::soft_dtw(a, b, o, torch::tensor({9, 4, 7}),
+                                                                        torch::tensor({7, 7, 3})); }, x, y);
+    for (int64_t b = 0; b < 3; ++b) {
+      const at::Tensor xb = x[b].slice(0, 0, xl[b]), yb = y[b].slice(0, 0, yl[b]);
+      const sdtw::reference::Mask mask = itakura ? sdtw::reference::itakura_mask(xl[b], yl[b], 2.5)
+                                                 : sdtw::reference::sakoe_chiba_mask(xl[b], yl[b], 1);
+      const sdtw::reference::Matrix D = to_matrix((xb.unsqueeze(1) - yb.unsqueeze(0)).pow(2).sum(-1));
+      const auto ref = sdtw::reference::soft_dtw_with_alignment(sdtw::reference::apply_mask(D, mask),
+                                                                {0.4, std::nullopt});
+      const at::Tensor E = to_tensor(ref.E);
+      EXPECT_NEAR(r.values[b].item<double>(), ref.value, 1e-12 * std::abs(ref.value)) << itakura << " " << b;
+      const at::Tensor gx = 2.0 * (xb * E.sum(1, true) - E.mm(yb)), gy = 2.0 * (yb * E.sum(0).unsqueeze(1) - E.t().mm(xb));
+      EXPECT_LT(rel_l2(r.grad_x[b].slice(0, 0, xl[b]), gx), 1e-9) << itakura << " " << b;
+      EXPECT_LT(rel_l2(r.grad_y[b].slice(0, 0, yl[b]), gy), 1e-9) << itakura << " " << b;
+    }
+  }
+  SoftDtwOptions both = opts(0.4, GetParam());
+  both.bandwidth = 2;
+  both.sakoe_chiba_radius = 1;
+  EXPECT_THROW(sdtw::nn::soft_dtw(x, y, both), c10::ValueError);
 }
 
 TEST_P(FusedOrNot, UnbatchedNonContiguousAndReductions) {

@@ -44,17 +44,20 @@ def _same_device(name, first, lengths=(), **others):
                                f"but it is on {t.device}")
 
 
-def _soft_dtw_sqeuclidean(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _soft_dtw_sqeuclidean(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("x", x, (x_lengths, y_lengths), y=y)
     return _values(x)
 
 
-def _soft_dtw_cost(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _soft_dtw_cost(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("D", D, (x_lengths, y_lengths))
     return _values(D)
 
 
-def _cost_forward(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _cost_forward(D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("D", D, (x_lengths, y_lengths))
     return _forward(D, D.shape[-2], D.shape[-1], 1, bandwidth)
 
@@ -64,17 +67,20 @@ def _sqeuclidean_cost(x, y):
     return x.new_empty(x.shape[:-1] + y.shape[-2:-1], dtype=_value_dtype(x.dtype))
 
 
-def _cost_backward(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _cost_backward(dvalues, D, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("D", D, (x_lengths, y_lengths), dvalues=dvalues, state=state)
     return torch.empty_like(D, memory_format=torch.contiguous_format)
 
 
-def _sqeuclidean_forward(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _sqeuclidean_forward(x, y, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("x", x, (x_lengths, y_lengths), y=y)
     return _forward(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth)
 
 
-def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("x", x, (x_lengths, y_lengths), y=y, dvalues=dvalues, state=state)
     return (
         torch.empty_like(x, memory_format=torch.contiguous_format),
@@ -90,12 +96,14 @@ def _sqeuclidean_cost_backward(G, x, y):
     )
 
 
-def _alignment_backward(G, D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _alignment_backward(G, D, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("D", D, (x_lengths, y_lengths), G=G)
     return torch.empty_like(D, memory_format=torch.contiguous_format)
 
 
-def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, x_lengths=None, y_lengths=None):
+def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
     _same_device("X", X, (x_lengths, y_lengths), Y=Y, x_index=x_index, y_index=y_index)
     return X.new_empty((x_index.shape[0],), dtype=_value_dtype(X.dtype))
 

@@ -5,7 +5,7 @@ from torch.utils.checkpoint import checkpoint
 from . import _library
 from ._fake import _value_dtype
 from .checks import _check_lengths, integer_at_least
-from .functional import _check_tensor, _lengths, _resolve, soft_dtw
+from .functional import _Constraint, _check_tensor, _constraint, _lengths, _resolve, soft_dtw
 
 # DP cells per chunk: bounds the state a chunk holds (float64 per cell on the CPU, ~4 bytes on CUDA).
 _CELLS_PER_CHUNK = {"cpu": 1 << 24, "cuda": 1 << 27}
@@ -68,7 +68,7 @@ def _gradient_wanted(X, Y):
     return torch.is_grad_enabled() and (X.requires_grad or Y.requires_grad)
 
 
-def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
+def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk, c=_Constraint(None, None, None)):
     """soft-DTW of the pairs (X[i[p]], Y[j[p]]), in chunks sized for these two sets. Values alone
     with the fused cost go through the pairs operator, which indexes the pairs in the kernels; with
     a gradient each chunk is rebuilt in the backward (checkpoint), so the saved state never
@@ -82,14 +82,15 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
     def values(ic, jc):
         return soft_dtw(
             X.index_select(0, ic), Y.index_select(0, jc), gamma=options.gamma, bandwidth=options.bandwidth,
-            dist=options.dist, fused=options.fused,
+            dist=options.dist, fused=options.fused, **c._asdict(),
             x_lengths=None if X_lengths is None else X_lengths.index_select(0, ic),
             y_lengths=None if Y_lengths is None else Y_lengths.index_select(0, jc))
 
     if values_only:
+        radius_slope = torch.ops.sdtw.constraint_options(*c)
         return torch.cat([
             torch.ops.sdtw.pairwise_soft_dtw_sqeuclidean(X, Y, i[s:s + chunk], j[s:s + chunk], options.gamma,
-                                                         options.bandwidth, X_lengths, Y_lengths)
+                                                         options.bandwidth, X_lengths, Y_lengths, *radius_slope)
             for s in range(0, i.numel(), chunk)])
     recompute = wanted and i.numel() > chunk
     parts = []
@@ -100,15 +101,17 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk):
 
 
 def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_lengths=None, Y_lengths=None,
-                   dist="sqeuclidean", pairs_per_chunk=None):
+                   dist="sqeuclidean", pairs_per_chunk=None, global_constraint=None, sakoe_chiba_radius=None,
+                   itakura_max_slope=None):
     """Soft-DTW of every pair of rows: (B1, B2) with entry [i, j] = soft_dtw(X[i], Y[j]).
 
     X (B1, N, D), Y (B2, M, D); Y=None compares X with itself, computing each unordered pair once
     and mirroring it. normalize=True gives the soft-DTW divergence
     sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (tslearn's cdist_soft_dtw_normalized; zero
     diagonal when Y is None), each series' self-term computed once. X_lengths (B1,) and
-    Y_lengths (B2,) are the true lengths of padded series. gamma, bandwidth and dist mean what
-    they mean for soft_dtw. Differentiable in X and Y.
+    Y_lengths (B2,) are the true lengths of padded series. gamma, bandwidth, dist and tslearn's
+    global_constraint, sakoe_chiba_radius and itakura_max_slope mean what they mean for soft_dtw
+    (each pair's constraint from its own lengths). Differentiable in X and Y.
 
     The pairs run pairs_per_chunk at a time (None: as many as fit about 2^24 DP cells on the CPU,
     2^27 on CUDA, or on CUDA without a gradient 256 MB of strip borders), so memory stays bounded.
@@ -129,7 +132,8 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
                              f"Y has {Y.shape[2]})")
         if Y.device != X.device:
             raise ValueError(f"X and Y must be on the same device (X on {X.device}, Y on {Y.device})")
-    options = _resolve(gamma, bandwidth, normalize, dist, None, "none")
+    c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
+    options = _resolve(gamma, bandwidth, normalize, dist, None, "none", c)
     if pairs_per_chunk is not None:
         pairs_per_chunk = integer_at_least(pairs_per_chunk, 1, "pairs_per_chunk")
     X_lengths, x_host = check_set_lengths(X_lengths, X, "X_lengths")
@@ -143,12 +147,12 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     else:
         flat = torch.arange(B1 * B2, device=device)
         i, j = flat // B2, flat % B2
-    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk)
+    values = _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk, c)
     if normalize:  # the self-terms' chunks are sized for their own sets (N x N, M x M)
         x_self = _pair_values(X, X, *(torch.arange(B1, device=device),) * 2, X_lengths, X_lengths, options,
-                              pairs_per_chunk)
+                              pairs_per_chunk, c)
         y_self = x_self if symmetric else _pair_values(
-            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, pairs_per_chunk)
+            Y, Y, *(torch.arange(B2, device=device),) * 2, Y_lengths, Y_lengths, options, pairs_per_chunk, c)
         values = values - 0.5 * (x_self.index_select(0, i) + y_self.index_select(0, j))
     if not symmetric:
         return values.view(B1, B2)

@@ -56,7 +56,8 @@ def _reduce(values, reduction):
 
 
 def dilate(outputs, targets, *, alpha=0.5, gamma=0.01, Omega=None, bandwidth=None, dist="sqeuclidean",
-           reduction="mean", x_lengths=None, y_lengths=None):
+           reduction="mean", x_lengths=None, y_lengths=None, global_constraint=None, sakoe_chiba_radius=None,
+           itakura_max_slope=None):
     """DILATE between outputs (B, N, D) and targets (B, M, D) (or unbatched (N, D), (M, D)).
 
     loss = alpha * soft_dtw(D) + (1 - alpha) * <Omega, E(D)>, D = pairwise_cost(outputs, targets, dist)
@@ -68,6 +69,7 @@ def dilate(outputs, targets, *, alpha=0.5, gamma=0.01, Omega=None, bandwidth=Non
     whose alignment is piecewise constant in the cost, so the temporal term has no gradient).
     Omega: (N, M) or (B, N, M); default (i - j)^2 / N^2 (dilate_omega), N the pair's x_lengths
     when given. x_lengths, y_lengths: the true lengths of outputs and targets in a padded batch.
+    bandwidth and tslearn's global_constraint, sakoe_chiba_radius, itakura_max_slope as in soft_dtw.
     """
     _check_tensor(outputs, "outputs")
     _check_tensor(targets, "targets")
@@ -87,7 +89,8 @@ def dilate(outputs, targets, *, alpha=0.5, gamma=0.01, Omega=None, bandwidth=Non
             raise ValueError(f"Omega must have shape (N, M) = {(n, m)} or that of the cost {tuple(D.shape)} "
                              f"(got {tuple(Omega.shape)})")
         Omega = Omega.to(dtype=D.dtype, device=D.device)
-    keywords = dict(gamma=gamma, bandwidth=bandwidth, x_lengths=xl, y_lengths=yl)
+    keywords = dict(gamma=gamma, bandwidth=bandwidth, x_lengths=xl, y_lengths=yl, global_constraint=global_constraint,
+                    sakoe_chiba_radius=sakoe_chiba_radius, itakura_max_slope=itakura_max_slope)
     shape = soft_dtw_cost(D, reduction=reduction, **keywords)  # the operator validates reduction
     temporal = _reduce((alignment_from_cost(D, **keywords) * Omega).sum((-2, -1)), reduction)
     return DilateLoss(alpha * shape + (1.0 - alpha) * temporal, shape, temporal)

@@ -13,6 +13,8 @@ from collections import namedtuple
 import torch
 
 _Options = namedtuple("_Options", "gamma bandwidth normalize dist fused reduction")
+# tslearn's global constraints as the loss operators take them, after check_inputs.
+_Constraint = namedtuple("_Constraint", "global_constraint sakoe_chiba_radius itakura_max_slope")
 _INT64 = (-2**63, 2**63 - 1)
 
 
@@ -68,6 +70,24 @@ def _lengths(lengths, name):
     return torch.tensor(values, dtype=torch.int64)
 
 
+def _constraint(global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None):
+    """tslearn's constraint keywords as the operators' types (the operator checks their values)."""
+    if global_constraint is not None:
+        global_constraint = _text(global_constraint, "global_constraint", " ('sakoe_chiba' or 'itakura') or None")
+    if sakoe_chiba_radius is not None:
+        if isinstance(sakoe_chiba_radius, torch.Tensor) and sakoe_chiba_radius.dim() == 0 \
+                and not sakoe_chiba_radius.is_floating_point() and sakoe_chiba_radius.dtype != torch.bool:
+            sakoe_chiba_radius = int(sakoe_chiba_radius)
+        if not isinstance(sakoe_chiba_radius, numbers.Integral) or isinstance(sakoe_chiba_radius, bool):
+            raise TypeError(f"sakoe_chiba_radius must be an integer or None (got {sakoe_chiba_radius!r})")
+        if not _INT64[0] <= sakoe_chiba_radius <= _INT64[1]:
+            raise ValueError(f"sakoe_chiba_radius {sakoe_chiba_radius} does not fit in int64")
+        sakoe_chiba_radius = int(sakoe_chiba_radius)
+    if itakura_max_slope is not None:
+        itakura_max_slope = _real(itakura_max_slope, "itakura_max_slope")
+    return _Constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
+
+
 def _check_tensor(t, name):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor (got {type(t).__name__}); convert it with torch.as_tensor")
@@ -87,15 +107,15 @@ def _check_not_fused(o):
         raise ValueError(f"fused=True requires dist='sqeuclidean' (got dist={o.dist!r})")
 
 
-def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
-    """The options validated by the operator, with its band (-1: none), canonical dist and
-    fused decided; a callable dist stays, and is never fused."""
+def _resolve(gamma, bandwidth, normalize, dist, fused, reduction, c=_Constraint(None, None, None)):
+    """The options validated by the operator (with the constraint c, _constraint), with its band
+    (-1: none), canonical dist and fused decided; a callable dist stays, and is never fused."""
     o = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
     if callable(o.dist):
         _check_not_fused(o)
-        return _Options(*torch.ops.sdtw.soft_dtw_options(*o._replace(dist="sqeuclidean", fused=False)))._replace(
+        return _Options(*torch.ops.sdtw.soft_dtw_options(*o._replace(dist="sqeuclidean", fused=False), *c))._replace(
             dist=o.dist)
-    return _Options(*torch.ops.sdtw.soft_dtw_options(*o))
+    return _Options(*torch.ops.sdtw.soft_dtw_options(*o, *c))
 
 
 def _check_gamma(gamma, smooth_for=None):
@@ -132,35 +152,37 @@ def _callable_cost(a, b, dist):
     return D
 
 
-def _callable_soft_dtw(x, y, xl, yl, o, check_inputs):
+def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c):
     """The loss for a callable dist: its cost tensors (the self-costs too for normalize) go to the
     cost-tensor operator, which does the rest. Padding is zeroed first as the loss operator does."""
     _check_not_fused(o)
     x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
     selves = (_callable_cost(x, x, o.dist), _callable_cost(y, y, o.dist)) if o.normalize else (None, None)
     return torch.ops.sdtw.soft_dtw_cost_loss(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth, o.reduction,
-                                             *selves, check_inputs)
+                                             *selves, check_inputs, *c)
 
 
-def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False):
-    """soft_dtw with converted options o (_convert)."""
+def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False, c=_Constraint(None, None, None)):
+    """soft_dtw with converted options o (_convert) and constraint c (_constraint)."""
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     if callable(o.dist):
-        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs))
-    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs))
+        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c)
+    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c)
 
 
 def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
-             reduction="none", x_lengths=None, y_lengths=None, check_inputs=False):
+             reduction="none", x_lengths=None, y_lengths=None, check_inputs=False, global_constraint=None,
+             sakoe_chiba_radius=None, itakura_max_slope=None):
     """Soft-DTW between x (B, N, D) and y (B, M, D) (or unbatched (N, D), (M, D)).
 
     Returns (B,) (or () unbatched) for reduction='none', else the mean or sum over the batch.
     Differentiable in x and y. See SoftDTW for the keywords.
     """
     options = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
-    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs)
+    c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
+    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c)
 
 
 def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None):
@@ -169,16 +191,18 @@ def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclide
 
 
 def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=None, y_lengths=None,
-                  check_inputs=False):
+                  check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None):
     """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D."""
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, reduction)
+    c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
     return torch.ops.sdtw.soft_dtw_cost_loss(D, xl, yl, o.gamma, o.bandwidth, o.reduction, None, None,
-                                             bool(check_inputs))
+                                             bool(check_inputs), *c)
 
 
-def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False):
+def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False,
+                        global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None):
     """The expected alignment E = d soft_dtw_cost(D) / d D, same shape as D, entries in [0, 1].
 
     Zero in padding and outside the band. Differentiable in D: the gradient of <G, E> is the
@@ -187,11 +211,12 @@ def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengt
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, "none")
-    return torch.ops.sdtw.alignment_from_cost(D, xl, yl, o.gamma, o.bandwidth, bool(check_inputs))
+    c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
+    return torch.ops.sdtw.alignment_from_cost(D, xl, yl, o.gamma, o.bandwidth, bool(check_inputs), *c)
 
 
 def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=None, y_lengths=None,
-              check_inputs=False):
+              check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None):
     """The expected alignment E (B, N, M) (or (N, M)) of soft_dtw(x, y) for dist.
 
     Differentiable in x and y (the Hessian-vector product chained through the cost).
@@ -201,8 +226,9 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, dist, None, "none")
+    c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
     if callable(o.dist):
         x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)  # the loss's first step: integer series promoted
         return torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth,
-                                                  bool(check_inputs))
-    return torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist, bool(check_inputs))
+                                                  bool(check_inputs), *c)
+    return torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist, bool(check_inputs), *c)

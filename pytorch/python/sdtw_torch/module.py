@@ -1,7 +1,7 @@
 """sdtw_torch.SoftDTW: a drop-in for softdtw-cuda-torch's SoftDTW module."""
 import torch
 
-from .functional import _convert, _resolve, _soft_dtw
+from .functional import _constraint, _convert, _resolve, _soft_dtw
 
 
 class SoftDTW(torch.nn.Module):
@@ -13,6 +13,14 @@ class SoftDTW(torch.nn.Module):
         that of one optimal path (a subgradient).
     bandwidth: Sakoe-Chiba band |i - j| <= bandwidth; None (or <= 0) disables it. It must be
         >= |N - M| (per pair with lengths).
+    global_constraint, sakoe_chiba_radius, itakura_max_slope: tslearn's global constraints, with
+        its keywords and masks, computed from each pair's own lengths (no (B, N, M) mask):
+        'sakoe_chiba' keeps, along the shorter series' index k, the longer one's cells
+        k - radius .. k + |N - M| + radius (radius default 1); sakoe_chiba_radius=0 with N == M
+        is the diagonal alone. 'itakura' keeps the parallelogram of slopes itakura_max_slope
+        (default 2) and its inverse. A radius or a slope alone implies its constraint, as in
+        tslearn; neither goes with bandwidth. A constraint that leaves no path is a ValueError
+        where the lengths are known on the host, else that pair's value is inf (gradient NaN).
     normalize: the soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2, computed as
         three separate calls, so N != M works.
     dist: 'sqeuclidean' (aliases 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine',
@@ -40,11 +48,17 @@ class SoftDTW(torch.nn.Module):
     """
 
     def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
-                 reduction="none", check_inputs=False):
+                 reduction="none", check_inputs=False, global_constraint=None, sakoe_chiba_radius=None,
+                 itakura_max_slope=None):
         super().__init__()
-        _resolve(gamma, bandwidth, normalize, dist, fused, reduction)  # fail early (the operator names the argument)
+        # Fail early (the operator names the argument).
+        _resolve(gamma, bandwidth, normalize, dist, fused, reduction,
+                 _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope))
         self.gamma = gamma
         self.bandwidth = bandwidth
+        self.global_constraint = global_constraint
+        self.sakoe_chiba_radius = sakoe_chiba_radius
+        self.itakura_max_slope = itakura_max_slope
         self.normalize = normalize
         self.dist = dist
         self.fused = fused
@@ -53,10 +67,14 @@ class SoftDTW(torch.nn.Module):
 
     def forward(self, x, y, x_lengths=None, y_lengths=None):
         options = _convert(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
-        return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs)
+        c = _constraint(self.global_constraint, self.sakoe_chiba_radius, self.itakura_max_slope)
+        return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs, c)
 
     def extra_repr(self):
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, dist={self.dist!r}, "
             f"fused={self.fused}, reduction={self.reduction!r}, check_inputs={self.check_inputs}"
+            + "".join(f", {k}={v!r}" for k, v in (("global_constraint", self.global_constraint),
+                                                   ("sakoe_chiba_radius", self.sakoe_chiba_radius),
+                                                   ("itakura_max_slope", self.itakura_max_slope)) if v is not None)
         )

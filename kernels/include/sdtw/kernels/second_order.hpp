@@ -27,6 +27,7 @@ struct SecondOrderProblem {
   // one out of [1, n] is clamped into it, and a pair left with no path in the band gets NaN.
   const int64_t* x_len = nullptr;
   const int64_t* y_len = nullptr;
+  Constraint constraint = {};  // as in Problem: at most one of bandwidth and constraint
 };
 
 // Bytes of workspace alignment_backward needs (8-byte alignment is enough). Bad parameters

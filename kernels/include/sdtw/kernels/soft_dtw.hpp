@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sdtw/kernels/constraint.hpp"
+
 namespace sdtw::kernels {
 
 struct Problem {
@@ -40,9 +42,12 @@ struct Problem {
   // matrix needs no gathered copies of its inputs. Not read on the host; callers validate them.
   const int64_t* x_index = nullptr;
   const int64_t* y_index = nullptr;
+  // A global constraint (Sakoe-Chiba with tslearn's radius, Itakura), evaluated per row from each
+  // pair's own lengths; bandwidth is the other spelling of a band, so at most one of the two is set.
+  Constraint constraint = {};
 };
 
-// Bad parameters (shape, gamma, bandwidth, workspace) throw std::invalid_argument naming them.
+// Bad parameters (shape, gamma, bandwidth, constraint, workspace) throw std::invalid_argument naming them.
 // A failing CUDA call throws CudaError with the call and the CUDA message.
 class CudaError : public std::runtime_error {
  public:

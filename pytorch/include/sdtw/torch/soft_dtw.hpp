@@ -21,6 +21,13 @@ struct SoftDtwOptions {
   // Sakoe-Chiba band |i - j| <= bandwidth. Absent: no band (<= 0 too, as in softdtw-cuda-torch and
   // pytorch-softdtw-cuda). Must be >= |N - M| (per pair when lengths are given).
   std::optional<int64_t> bandwidth;
+  // tslearn's global constraints, from each pair's lengths: "sakoe_chiba" (along the shorter
+  // series' index k, the longer one's k - radius .. k + |N - M| + radius; radius 0 with N == M is
+  // the diagonal alone) or "itakura" (the parallelogram of slopes itakura_max_slope and its
+  // inverse). A radius or slope alone implies its constraint, as in tslearn; not with bandwidth.
+  std::optional<std::string> global_constraint;
+  std::optional<int64_t> sakoe_chiba_radius;  // default 1
+  std::optional<double> itakura_max_slope;    // default 2
   // The divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (three separate calls: N != M is fine).
   bool normalize = false;
   std::string dist = "sqeuclidean";  // see sdtw::ops::pairwise_cost for the others
