@@ -87,6 +87,30 @@ template <typename T, typename In = T>
 void sqeuclidean_backward(const Problem& problem, const In* x, const In* y, const T* dvalues, In* grad_x,
                           In* grad_y, void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
 
+// The fused mode for any cost of x and y that the kernels define (costs.cuh's metrics, with the
+// definitions of the reference's NamedCost of the same name). Cost::sqeuclidean runs the
+// sqeuclidean_ functions above; the others compute their gradient by a second launch after the
+// backward (x, y and the gradients are T). Arguments as for sqeuclidean_forward / _backward /
+// _values / _cost; pair indices are for fused_values only.
+enum class Cost { sqeuclidean, l1, euclidean, cosine, negative_dot };
+
+// "sqeuclidean", "l1", "euclidean", "cosine", "negative_dot" (the reference's NamedCost names);
+// another name throws std::invalid_argument naming it.
+Cost cost_named(const std::string& name);
+
+template <typename T>
+void fused_values(const Problem& problem, Cost cost, const T* x, const T* y, T* values, void* workspace,
+                  cudaStream_t stream);
+template <typename T>
+void fused_forward(const Problem& problem, Cost cost, const T* x, const T* y, T* values, void* workspace,
+                   cudaStream_t stream);
+template <typename T>
+void fused_backward(const Problem& problem, Cost cost, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
+                    void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
+// The cost tensor (batch x n x m) by the same code the fused forward runs.
+template <typename T>
+void fused_cost(const Problem& problem, Cost cost, const T* x, const T* y, T* D, cudaStream_t stream);
+
 // The squared-Euclidean cost tensor D = ||x_i - y_j||^2 (batch x n x m, row-major) from x and y
 // as above, by the fused mode's cost policy (direct differences, no cancellation), for callers of
 // the unfused mode who want this cost. Only batch, n, m and dim of the problem are read.
