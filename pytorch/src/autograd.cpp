@@ -139,6 +139,66 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
   }
 };
 
+std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                                                 double gamma, int64_t bandwidth,
+                                                 const c10::optional<at::Tensor>& x_lengths,
+                                                 const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("sdtw::fused_forward", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(
+                                 const at::Tensor&, const at::Tensor&, c10::string_view, double, int64_t,
+                                 const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&)>();
+  return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
+                                                  const std::string& dist, const at::Tensor& state, double gamma,
+                                                  int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                                                  const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("sdtw::fused_backward", "")
+                             .typed<std::tuple<at::Tensor, at::Tensor>(
+                                 const at::Tensor&, const at::Tensor&, const at::Tensor&, c10::string_view,
+                                 const at::Tensor&, double, int64_t, const c10::optional<at::Tensor>&,
+                                 const c10::optional<at::Tensor>&)>();
+  return op.call(dvalues, x, y, dist, state, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+// The CUDA fused mode of a named cost besides sqeuclidean (the kernels' cost policies): as
+// SqEuclideanFunction, with the cost's name carried to the backward.
+struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                            double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                            const c10::optional<at::Tensor>& y_lengths) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [values, state] = fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
+    save(ctx, {x, y}, state, gamma, bandwidth, x_lengths, y_lengths);
+    ctx->saved_data["dist"] = dist;
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    Saved s = saved(ctx);
+    const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
+    const std::string dist = ctx->saved_data["dist"].toStringRef();
+    if (differentiable_backward()) {
+      // In float64 torch ops, as the squared-Euclidean node: E(D) on the float64 cost, chained
+      // through the cost's own graph (a vector-Jacobian product that stays differentiable in E).
+      const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
+      const at::Tensor D = ops::pairwise_cost(x64, y64, dist);
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
+      const variable_list g = torch::autograd::grad({D}, {x, y}, {per_pair(grads[0].to(at::kDouble)) * E},
+                                                    /*retain_graph=*/true, /*create_graph=*/true);
+      return {g[0], g[1], at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    if (state_consumed(ctx, s.state))
+      s.state = std::get<1>(fused_forward(x, y, dist, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
+    auto [gx, gy] = fused_backward(grads[0], x, y, dist, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
+    return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
 at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t bandwidth,
                                   const c10::optional<at::Tensor>& x_lengths,
                                   const c10::optional<at::Tensor>& y_lengths) {
@@ -155,6 +215,19 @@ at::Tensor soft_dtw_sqeuclidean_autograd(const at::Tensor& x, const at::Tensor& 
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
 }
+
+}  // namespace
+
+at::Tensor soft_dtw_named_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                               int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                               const c10::optional<at::Tensor>& y_lengths) {
+  if (dist == "sqeuclidean") return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
+  if (!x.is_cuda()) return ops::soft_dtw_cost(ops::pairwise_cost(x, y, dist), gamma, bandwidth, x_lengths, y_lengths);
+  if (gradient_wanted({x, y})) return NamedCostFunction::apply(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
+  return std::get<0>(fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths));
+}
+
+namespace {
 
 // Below autograd on the CPU (no gradient wanted, or inside a traced graph): the values alone;
 // CUDA has values-only kernels (ops_cuda.cpp).
@@ -179,7 +252,8 @@ TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   // The low-level operators have no gradient of their own: an error if one is asked of them, and
   // every backend (meta tensors included) reaches its kernel.
   for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward",
-                           "pairwise_soft_dtw_sqeuclidean", "sqeuclidean_cost_backward"})
+                           "fused_forward", "fused_backward", "pairwise_soft_dtw_sqeuclidean",
+                           "sqeuclidean_cost_backward"})
     m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }
 

@@ -85,9 +85,9 @@ std::string canonical_dist(c10::string_view dist) {
   std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (d == "sq_euclidean" || d == "squared_euclidean") return "sqeuclidean";
   if (d == "manhattan" || d == "cityblock") return "l1";
-  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1",
+  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1" || d == "negative_dot",
                     "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine', "
-                    "'l1' (or 'manhattan', 'cityblock'), or in Python a callable (x, y) -> cost (got '",
+                    "'l1' (or 'manhattan', 'cityblock'), 'negative_dot', or in Python a callable (x, y) -> cost (got '",
                     text(dist), "')");
   return d;
 }
@@ -108,9 +108,8 @@ LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool 
   o.bandwidth = operator_band(bandwidth);
   o.normalize = normalize;
   o.dist = canonical_dist(dist);
-  TORCH_CHECK_VALUE(!(fused.value_or(false) && o.dist != "sqeuclidean"),
-                    "fused=True requires dist='sqeuclidean' (got dist='", text(dist), "')");
-  o.fused = fused.value_or(o.dist == "sqeuclidean");
+  // Every named cost is fused by default (a callable's cost, which only Python has, never is).
+  o.fused = fused.value_or(true);
   o.reduction = text(reduction);
   return o;
 }
@@ -131,7 +130,7 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
   const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction);
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
-    if (o.fused) return ops::soft_dtw_sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb);
+    if (o.fused) return soft_dtw_named_cost(a, b, o.dist, o.gamma, o.bandwidth, la, lb);
     return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb);
   };
   const auto [xz, yz] = zero_padding(x, y, x_lengths, y_lengths);

@@ -173,6 +173,8 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
   } else if (d == "cosine") {
     const auto unit = [](const at::Tensor& t) { return t / t.norm(2, {-1}, true).clamp_min(1e-8); };
     D = 1.0 - at::bmm(unit(a), unit(b).transpose(1, 2));
+  } else if (d == "negative_dot") {
+    D = -at::bmm(a, b.transpose(1, 2));
   } else {
     D = (a.unsqueeze(2) - b.unsqueeze(1)).abs().sum(-1);
   }
@@ -229,6 +231,12 @@ TORCH_LIBRARY(sdtw, m) {
       " Tensor? y_lengths=None) -> (Tensor values, Tensor state)");
   m.def(
       "sqeuclidean_backward(Tensor dvalues, Tensor x, Tensor y, Tensor state, float gamma, int bandwidth=-1,"
+      " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
+  m.def(
+      "fused_forward(Tensor x, Tensor y, str dist, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None) -> (Tensor values, Tensor state)");
+  m.def(
+      "fused_backward(Tensor dvalues, Tensor x, Tensor y, str dist, Tensor state, float gamma, int bandwidth=-1,"
       " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");
   m.def("sqeuclidean_cost(Tensor x, Tensor y) -> Tensor");

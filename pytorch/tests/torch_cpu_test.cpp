@@ -172,9 +172,9 @@ TEST(TorchCpu, BadInputsNameTheArgument) {
   band.bandwidth = 3;
   expect_error([&] { sdtw::nn::soft_dtw(randn({2, 9, 3}), y, band); }, "bandwidth 3");
   expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(1.0), torch::tensor({5, 6})); }, "x_lengths[1] = 6");
-  SoftDtwOptions bad_dist = opts(1.0, true);
-  bad_dist.dist = "cosine";
-  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "fused=True requires dist='sqeuclidean'");
+  SoftDtwOptions bad_dist = opts(1.0);
+  bad_dist.dist = "dot";
+  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "'negative_dot'");
   SoftDtwOptions bad_reduction;
   bad_reduction.reduction = "max";
   expect_error([&] { sdtw::nn::soft_dtw(x, y, bad_reduction); }, "reduction");

@@ -84,7 +84,7 @@ def _convert(gamma, bandwidth, normalize, dist, fused, reduction):
 def _check_not_fused(o):
     """A callable's cost is a tensor, which the fused kernel would not read."""
     if o.fused:
-        raise ValueError(f"fused=True requires dist='sqeuclidean' (got dist={o.dist!r})")
+        raise ValueError(f"fused=True requires a named dist such as 'sqeuclidean' (got the callable {o.dist!r})")
 
 
 def _resolve(gamma, bandwidth, normalize, dist, fused, reduction):
