@@ -187,9 +187,15 @@ struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
       const at::Tensor D = ops::pairwise_cost(x64, y64, dist);
       const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
-      const variable_list g = torch::autograd::grad({D}, {x, y}, {per_pair(grads[0].to(at::kDouble)) * E},
+      variable_list wanted, out(7);
+      for (const at::Tensor& t : {x, y})
+        if (t.requires_grad()) wanted.push_back(t);
+      const variable_list g = torch::autograd::grad({D}, wanted, {per_pair(grads[0].to(at::kDouble)) * E},
                                                     /*retain_graph=*/true, /*create_graph=*/true);
-      return {g[0], g[1], at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+      std::size_t next = 0;
+      for (std::size_t k = 0; k < 2; ++k)
+        if (s.inputs[k].requires_grad()) out[k] = g[next++].to(s.inputs[k].scalar_type());
+      return out;
     }
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     if (state_consumed(ctx, s.state))

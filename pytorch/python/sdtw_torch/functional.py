@@ -111,7 +111,8 @@ def _check_gamma(gamma, smooth_for=None):
 def pairwise_cost(x, y, dist="sqeuclidean"):
     """Pairwise costs (B, N, M) (or (N, M)) between the rows of x and y, differentiable.
 
-    dist: 'sqeuclidean', 'euclidean', 'cosine' (1 - cosine similarity) or 'l1'. float16 and
+    dist: 'sqeuclidean', 'euclidean', 'cosine' (1 - cosine similarity), 'l1' or 'negative_dot'
+    (-<x_i, y_j>). float16 and
     bfloat16 inputs give a float32 cost (autocast or not).
     """
     return torch.ops.sdtw.pairwise_cost(x, y, dist)
