@@ -96,7 +96,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, NamedCosts,
                                            Case{3, 70, 70, 16, 1.0, 9}, Case{4, 90, 61, 7, 1.0, -1, true},
                                            Case{3, 80, 80, 5, 0.5, 12, true}, Case{1, 40, 300, 130, 1.0}));
 
-TEST(NamedCosts, UnknownNameIsRejected) {
+TEST(NamedCosts, NamesAreTheReferences) {
+  for (const std::string& name : reference::cost_names()) EXPECT_NO_THROW(cost_named(name)) << name;
   EXPECT_THROW(cost_named("dot"), std::invalid_argument);
   EXPECT_EQ(cost_named("negative_dot"), Cost::negative_dot);
   Problem p;

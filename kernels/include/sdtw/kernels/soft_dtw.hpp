@@ -23,7 +23,7 @@ struct Problem {
   int64_t batch = 1;
   int64_t n = 1;    // rows of x / of each cost matrix (the padded length)
   int64_t m = 1;    // rows of y / columns of each cost matrix
-  int64_t dim = 1;  // features per row (squared-Euclidean mode only)
+  int64_t dim = 1;  // features per row (fused modes only)
   // >= 0. gamma = 0 is exact DTW: the value is the min over paths and E the 0/1 alignment of one
   // optimal path (ties: the diagonal, then up, then left, as the reference's hard DTW).
   double gamma = 1.0;
