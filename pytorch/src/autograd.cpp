@@ -139,31 +139,6 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
   }
 };
 
-std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
-                                                 double gamma, int64_t bandwidth,
-                                                 const c10::optional<at::Tensor>& x_lengths,
-                                                 const c10::optional<at::Tensor>& y_lengths) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("sdtw::fused_forward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(
-                                 const at::Tensor&, const at::Tensor&, c10::string_view, double, int64_t,
-                                 const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&)>();
-  return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
-}
-
-std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
-                                                  const std::string& dist, const at::Tensor& state, double gamma,
-                                                  int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
-                                                  const c10::optional<at::Tensor>& y_lengths) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("sdtw::fused_backward", "")
-                             .typed<std::tuple<at::Tensor, at::Tensor>(
-                                 const at::Tensor&, const at::Tensor&, const at::Tensor&, c10::string_view,
-                                 const at::Tensor&, double, int64_t, const c10::optional<at::Tensor>&,
-                                 const c10::optional<at::Tensor>&)>();
-  return op.call(dvalues, x, y, dist, state, gamma, bandwidth, x_lengths, y_lengths);
-}
-
 // The CUDA fused mode of a named cost besides sqeuclidean (the kernels' cost policies): as
 // SqEuclideanFunction, with the cost's name carried to the backward.
 struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
@@ -171,7 +146,7 @@ struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
                             double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
                             const c10::optional<at::Tensor>& y_lengths) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    auto [values, state] = fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
+    auto [values, state] = ops::fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
     save(ctx, {x, y}, state, gamma, bandwidth, x_lengths, y_lengths);
     ctx->saved_data["dist"] = dist;
     return values;
@@ -199,8 +174,8 @@ struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
     }
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     if (state_consumed(ctx, s.state))
-      s.state = std::get<1>(fused_forward(x, y, dist, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
-    auto [gx, gy] = fused_backward(grads[0], x, y, dist, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
+      s.state = std::get<1>(ops::fused_forward(x, y, dist, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths));
+    auto [gx, gy] = ops::fused_backward(grads[0], x, y, dist, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths);
     return {gx, gy, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
@@ -230,7 +205,7 @@ at::Tensor soft_dtw_named_cost(const at::Tensor& x, const at::Tensor& y, const s
   if (dist == "sqeuclidean") return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
   if (!x.is_cuda()) return ops::soft_dtw_cost(ops::pairwise_cost(x, y, dist), gamma, bandwidth, x_lengths, y_lengths);
   if (gradient_wanted({x, y})) return NamedCostFunction::apply(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
-  return std::get<0>(fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths));
+  return std::get<0>(ops::fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths));
 }
 
 namespace {

@@ -50,6 +50,26 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
   return op.call(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths);
 }
 
+std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                                                 double gamma, int64_t bandwidth,
+                                                 const c10::optional<at::Tensor>& x_lengths,
+                                                 const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, c10::string_view, double, int64_t, const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&)>("sdtw::fused_forward");
+  return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
+                                                  const std::string& dist, const at::Tensor& state, double gamma,
+                                                  int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                                                  const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op = handle<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, const at::Tensor&, c10::string_view, const at::Tensor&, double, int64_t,
+      const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&)>("sdtw::fused_backward");
+  return op.call(dvalues, x, y, dist, state, gamma, bandwidth, x_lengths, y_lengths);
+}
+
 at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
                               const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths) {
   static const auto op = handle<decltype(alignment_backward)>("sdtw::alignment_backward");
