@@ -205,7 +205,8 @@ at::Tensor soft_dtw_named_cost(const at::Tensor& x, const at::Tensor& y, const s
   if (dist == "sqeuclidean") return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths);
   if (!x.is_cuda()) return ops::soft_dtw_cost(ops::pairwise_cost(x, y, dist), gamma, bandwidth, x_lengths, y_lengths);
   if (gradient_wanted({x, y})) return NamedCostFunction::apply(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
-  return std::get<0>(ops::fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths));
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return ops::fused_values(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
 }
 
 namespace {
@@ -233,7 +234,7 @@ TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   // The low-level operators have no gradient of their own: an error if one is asked of them, and
   // every backend (meta tensors included) reaches its kernel.
   for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward",
-                           "fused_forward", "fused_backward", "pairwise_soft_dtw_sqeuclidean",
+                           "fused_forward", "fused_backward", "fused_values", "pairwise_soft_dtw_sqeuclidean",
                            "sqeuclidean_cost_backward"})
     m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }

@@ -60,6 +60,15 @@ std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::
   return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
 }
 
+at::Tensor fused_values(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                        int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                        const c10::optional<at::Tensor>& y_lengths) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view, double, int64_t,
+                        const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&)>("sdtw::fused_values");
+  return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths);
+}
+
 std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
                                                   const std::string& dist, const at::Tensor& state, double gamma,
                                                   int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,

@@ -236,6 +236,9 @@ TORCH_LIBRARY(sdtw, m) {
       "fused_forward(Tensor x, Tensor y, str dist, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
       " Tensor? y_lengths=None) -> (Tensor values, Tensor state)");
   m.def(
+      "fused_values(Tensor x, Tensor y, str dist, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None) -> Tensor");
+  m.def(
       "fused_backward(Tensor dvalues, Tensor x, Tensor y, str dist, Tensor state, float gamma, int bandwidth=-1,"
       " Tensor? x_lengths=None, Tensor? y_lengths=None) -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");

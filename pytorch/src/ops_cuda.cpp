@@ -202,9 +202,32 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward_cuda(const at::Tensor& d
   return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
 }
 
+// The values-only kernels' workspace (the border ring, no state) on the device of `like`.
+at::Tensor values_ring(const kernels::Problem& problem, at::ScalarType compute, const at::Tensor& like) {
+  const std::size_t bytes = compute == at::kDouble ? kernels::values_workspace_bytes<double>(problem)
+                                                   : kernels::values_workspace_bytes<float>(problem);
+  return at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
+}
+
 // The fused mode of a named cost other than sqeuclidean (the kernels' Cost): x and y in their
 // compute dtype (the kernels read these costs' inputs as T), the state as for sqeuclidean_forward.
-kernels::Cost kernel_cost(c10::string_view dist) { return kernels::cost_named(canonical_dist(dist)); }
+struct NamedProblem {
+  kernels::Cost cost;
+  Pair p;
+  at::ScalarType compute;
+  at::Tensor xc, yc;  // x and y in the compute dtype, contiguous
+  kernels::Problem problem;
+};
+
+NamedProblem named_problem(const at::Tensor& x, const at::Tensor& y, c10::string_view dist, double gamma,
+                           int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                           const c10::optional<at::Tensor>& y_lengths, Values values) {
+  const kernels::Cost cost = kernels::cost_named(canonical_dist(dist));
+  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, values);
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  return {cost, p, compute, p.a.to(compute).contiguous(), p.b.to(compute).contiguous(),
+          make_problem(p, gamma, bandwidth)};
+}
 
 // Calls f(T{}) with the kernels' element type of a compute dtype (float or double).
 template <typename F>
@@ -218,25 +241,42 @@ std::tuple<at::Tensor, at::Tensor> fused_forward_cuda(const at::Tensor& x, const
                                                       const c10::optional<at::Tensor>& x_lengths,
                                                       const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const kernels::Cost cost = kernel_cost(dist);
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::check);
-  const c10::cuda::CUDAGuard device_guard(p.a.device());
-  const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
-  at::Tensor values = at::empty({p.batch}, xc.options());
-  at::Tensor state = new_state(p, problem, compute);
-  if (p.batch > 0) {
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const NamedProblem np = named_problem(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  at::Tensor values = at::empty({np.p.batch}, np.xc.options());
+  at::Tensor state = new_state(np.p, np.problem, np.compute);
+  if (np.p.batch > 0) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
-      with_compute(compute, [&](auto t) {
+      with_compute(np.compute, [&](auto t) {
         using T = decltype(t);
-        kernels::fused_forward<T>(problem, cost, xc.data_ptr<T>(), yc.data_ptr<T>(), values.data_ptr<T>(),
+        kernels::fused_forward<T>(np.problem, np.cost, np.xc.data_ptr<T>(), np.yc.data_ptr<T>(), values.data_ptr<T>(),
                                   state.data_ptr(), stream);
       });
     });
   }
-  return {unbatch(values, p), state};
+  return {unbatch(values, np.p), state};
+}
+
+// Values alone: the values-only kernels, whose workspace holds no state.
+at::Tensor fused_values_cuda(const at::Tensor& x, const at::Tensor& y, c10::string_view dist, double gamma,
+                             int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                             const c10::optional<at::Tensor>& y_lengths) {
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const NamedProblem np = named_problem(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, Values::check);
+  at::Tensor values = at::empty({np.p.batch}, np.xc.options());
+  if (np.p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      const at::Tensor ring = values_ring(np.problem, np.compute, np.xc);
+      with_compute(np.compute, [&](auto t) {
+        using T = decltype(t);
+        kernels::fused_values<T>(np.problem, np.cost, np.xc.data_ptr<T>(), np.yc.data_ptr<T>(), values.data_ptr<T>(),
+                                 ring.data_ptr(), stream);
+      });
+    });
+  }
+  return unbatch(values, np.p);
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_backward_cuda(const at::Tensor& dvalues, const at::Tensor& x,
@@ -245,33 +285,22 @@ std::tuple<at::Tensor, at::Tensor> fused_backward_cuda(const at::Tensor& dvalues
                                                        const c10::optional<at::Tensor>& x_lengths,
                                                        const c10::optional<at::Tensor>& y_lengths) {
   at::AutoDispatchBelowADInplaceOrView below_autograd;
-  const kernels::Cost cost = kernel_cost(dist);
-  const Pair p = check_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
-  const c10::cuda::CUDAGuard device_guard(p.a.device());
-  const at::ScalarType compute = compute_dtype(x.scalar_type());
-  const kernels::Problem problem = make_problem(p, gamma, bandwidth);
-  check_state(state, p, problem, compute);
-  const at::Tensor dv = check_dvalues(dvalues, p, compute);
-  const at::Tensor xc = p.a.to(compute).contiguous(), yc = p.b.to(compute).contiguous();
-  at::Tensor gx = at::empty_like(xc), gy = at::empty_like(yc);
-  if (p.batch > 0) {
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const NamedProblem np = named_problem(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, Values::skip);
+  check_state(state, np.p, np.problem, np.compute);
+  const at::Tensor dv = check_dvalues(dvalues, np.p, np.compute);
+  at::Tensor gx = at::empty_like(np.xc), gy = at::empty_like(np.yc);
+  if (np.p.batch > 0) {
     const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
     run([&] {
-      with_compute(compute, [&](auto t) {
+      with_compute(np.compute, [&](auto t) {
         using T = decltype(t);
-        kernels::fused_backward<T>(problem, cost, xc.data_ptr<T>(), yc.data_ptr<T>(), dv.data_ptr<T>(), gx.data_ptr<T>(),
-                                   gy.data_ptr<T>(), state.data_ptr(), stream, dv.stride(0));
+        kernels::fused_backward<T>(np.problem, np.cost, np.xc.data_ptr<T>(), np.yc.data_ptr<T>(), dv.data_ptr<T>(),
+                                   gx.data_ptr<T>(), gy.data_ptr<T>(), state.data_ptr(), stream, dv.stride(0));
       });
     });
   }
-  return {unbatch(gx.to(x.scalar_type()), p), unbatch(gy.to(y.scalar_type()), p)};
-}
-
-// The values-only kernels' workspace (the border ring, no state) on the device of `like`.
-at::Tensor values_ring(const kernels::Problem& problem, at::ScalarType compute, const at::Tensor& like) {
-  const std::size_t bytes = compute == at::kDouble ? kernels::values_workspace_bytes<double>(problem)
-                                                   : kernels::values_workspace_bytes<float>(problem);
-  return at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
+  return {unbatch(gx.to(x.scalar_type()), np.p), unbatch(gy.to(y.scalar_type()), np.p)};
 }
 
 // Values alone (no gradient wanted): the values-only kernels, whose workspace holds no state.
@@ -442,6 +471,7 @@ TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
   m.impl("sqeuclidean_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_backward_cuda));
   m.impl("fused_forward", TORCH_FN(sdtw::ops::detail::fused_forward_cuda));
   m.impl("fused_backward", TORCH_FN(sdtw::ops::detail::fused_backward_cuda));
+  m.impl("fused_values", TORCH_FN(sdtw::ops::detail::fused_values_cuda));
   m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_cuda));
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_cuda));
   m.impl("pairwise_soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::pairwise_soft_dtw_sqeuclidean_cuda));

@@ -9,6 +9,7 @@
 //   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
 //   fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
 //   fused_backward(dvalues, x, y, dist, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
+//   fused_values(x, y, dist, gamma, bandwidth, x_lengths, y_lengths) -> values (no state kept)
 //     the fused mode of a named cost ("l1", "euclidean", "cosine", "negative_dot"; CUDA only)
 //   alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths) -> H G, H the Hessian of soft-DTW
 //     in D (the backward of E(D); CPU only for now)
@@ -53,6 +54,9 @@ std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::
                                                  double gamma, int64_t bandwidth = -1,
                                                  const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                                                  const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
+at::Tensor fused_values(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                        int64_t bandwidth = -1, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                        const c10::optional<at::Tensor>& y_lengths = c10::nullopt);
 std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
                                                   const std::string& dist, const at::Tensor& state, double gamma,
                                                   int64_t bandwidth = -1,
