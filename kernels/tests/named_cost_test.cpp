@@ -71,11 +71,18 @@ void check_named(const std::string& name, const Case& c, double value_tol, doubl
   EXPECT_LE(relative_l2(gx.download(), want_gx), grad_tol) << c << " (grad_x)";
   EXPECT_LE(relative_l2(gy.download(), want_gy), grad_tol) << c << " (grad_y)";
 
-  // The unfused forward on the fused mode's own cost tensor: the same staged costs, the same values.
+  // The unfused forward on the fused mode's own cost tensor, and the values-only forward: the same
+  // costs, the same values.
   cost_forward<T>(p, D.get(), cost_values.get(), workspace.get(), nullptr);
   ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
   const std::vector<T> unfused = cost_values.download();
   for (int64_t b = 0; b < c.batch; ++b) EXPECT_EQ(unfused[b], got_values[b]) << c << " pair " << b;
+  DeviceBuffer<char> ring(values_workspace_bytes<T>(p));
+  cost_values.poison();
+  fused_values<T>(p, cost, dx.get(), dy.get(), cost_values.get(), ring.get(), nullptr);
+  ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  const std::vector<T> values_only = cost_values.download();
+  for (int64_t b = 0; b < c.batch; ++b) EXPECT_EQ(values_only[b], got_values[b]) << c << " values only, pair " << b;
 }
 
 class NamedCosts : public ::testing::TestWithParam<Case> {};

@@ -33,19 +33,24 @@ def written_out(x, y, dist):
     return -(x @ y.transpose(1, 2))
 
 
-def inputs(shape, dtype, device, seed):
+def inputs(shape, dtype, device, seed, coincident=True):
     B, N, M, D, _, _ = shape
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(B, N, D, generator=g, dtype=torch.float64)
     y = torch.randn(B, M, D, generator=g, dtype=torch.float64)
-    y[0, 0] = x[0, 0]  # a coincident pair of rows: the Euclidean cost's zero, gradient 0 there
+    if coincident:  # a coincident pair of rows: the Euclidean cost's zero, gradient 0 there
+        y[0, 0] = x[0, 0]
     return (x.to(device=device, dtype=dtype).requires_grad_(), y.to(device=device, dtype=dtype).requires_grad_())
 
 
-def loss_and_grads(x, y, shape, **options):
+def loss(x, y, shape, **options):
     _, _, _, _, bandwidth, lengths = shape
     xl, yl = (None, None) if lengths is None else (torch.tensor(lengths[0]), torch.tensor(lengths[1]))
-    values = sdtw_torch.soft_dtw(x, y, gamma=0.5, bandwidth=bandwidth, x_lengths=xl, y_lengths=yl, **options)
+    return sdtw_torch.soft_dtw(x, y, gamma=0.5, bandwidth=bandwidth, x_lengths=xl, y_lengths=yl, **options)
+
+
+def loss_and_grads(x, y, shape, **options):
+    values = loss(x, y, shape, **options)
     weights = torch.linspace(0.5, 1.5, values.numel(), dtype=values.dtype, device=values.device)
     gx, gy = torch.autograd.grad((values * weights).sum(), (x, y))
     return values.detach(), gx, gy
@@ -82,8 +87,9 @@ def test_cpu_fused_and_unfused_agree_with_the_written_out_cost(dist, shape):
             torch.testing.assert_close(g, w, rtol=1e-10, atol=1e-10)
 
 
+# float32: the costs in float and the saved weights' ~1e-5 error per element (kernels/tests use relative L2 norms).
 @on_cuda
-@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-9), (torch.float32, 1e-4)])
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-9), (torch.float32, 1e-3)])
 @pytest.mark.parametrize("shape", SHAPES + [(4, 70, 45, 40, None, None), (2, 100, 100, 8, 6, ([100, 90], [97, 95]))])
 @pytest.mark.parametrize("dist", NAMED)
 def test_cuda_fused_matches_unfused_on_the_same_cost(dist, shape, dtype, tol):
@@ -92,6 +98,8 @@ def test_cuda_fused_matches_unfused_on_the_same_cost(dist, shape, dtype, tol):
     unfused = loss_and_grads(x, y, shape, dist=dist, fused=False)
     for g, w in zip(fused, unfused):
         torch.testing.assert_close(g, w, rtol=tol, atol=tol)
+    with torch.no_grad():  # the values-only kernels: the same values
+        torch.testing.assert_close(loss(x, y, shape, dist=dist), fused[0], rtol=0, atol=0)
     x64, y64 = x.detach().cpu().double().requires_grad_(), y.detach().cpu().double().requires_grad_()
     cpu = loss_and_grads(x64, y64, shape, dist=dist)
     for g, w in zip(fused, cpu):
@@ -103,7 +111,7 @@ def test_cuda_fused_matches_unfused_on_the_same_cost(dist, shape, dtype, tol):
 def test_cuda_fused_second_backward_and_double_backward(dist):
     """A second backward through the node recomputes the state; create_graph=True has a gradient."""
     shape = (2, 5, 4, 3, None, None)
-    x, y = inputs(shape, torch.float64, "cuda", seed=13)
+    x, y = inputs(shape, torch.float64, "cuda", seed=13, coincident=False)
     values = sdtw_torch.soft_dtw(x, y, dist=dist)
     first = torch.autograd.grad(values.sum(), (x, y), retain_graph=True)
     second = torch.autograd.grad(values.sum(), (x, y))
