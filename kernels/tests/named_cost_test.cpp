@@ -97,11 +97,13 @@ TEST_P(NamedCosts, DoubleMatchesReference) {
   for (const char* name : kCostNames) check_named<double>(name, GetParam(), 1e-10, 1e-8);
 }
 
+// 70000 pairs: more than one grid's 65535, so the gradient and cost launches go in slices.
 INSTANTIATE_TEST_SUITE_P(Shapes, NamedCosts,
                          ::testing::Values(Case{1, 1, 1, 1, 1.0}, Case{2, 1, 37, 3, 1.0}, Case{3, 33, 1, 5, 0.5},
                                            Case{2, 64, 129, 8, 1.0}, Case{2, 95, 70, 33, 0.1},
                                            Case{3, 70, 70, 16, 1.0, 9}, Case{4, 90, 61, 7, 1.0, -1, true},
-                                           Case{3, 80, 80, 5, 0.5, 12, true}, Case{1, 40, 300, 130, 1.0}));
+                                           Case{3, 80, 80, 5, 0.5, 12, true}, Case{1, 40, 300, 130, 1.0},
+                                           Case{70000, 3, 4, 2, 1.0}));
 
 TEST(NamedCosts, NamesAreTheReferences) {
   for (const std::string& name : reference::cost_names()) EXPECT_NO_THROW(cost_named(name)) << name;
