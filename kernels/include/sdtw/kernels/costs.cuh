@@ -29,6 +29,7 @@ struct PrecomputedCost {
 // into two pair weights from which derivative() gives d cost / d self_f (self: the row whose
 // gradient is summed; every metric here is symmetric in x and y). The definitions are the unfused
 // path's (pytorch/src/ops_cpu.cpp, pairwise_cost) and the reference's (reference/costs.hpp).
+// SqEuclidean's gradient is jacobian.cuh's tensor-core product instead: it has no weights().
 struct SqEuclidean {
   static constexpr bool kNorms = false;
   template <typename T>
@@ -38,8 +39,10 @@ struct SqEuclidean {
   }
   template <typename T>
   __device__ static T finish(T acc, T, T) { return acc; }
-  template <typename T>
-  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = T(2) * e, w_other = -w_self; }
+};
+
+// The derivative of the metrics whose d cost / d self is w_self * self + w_other * other.
+struct LinearInRows {
   template <typename T>
   __device__ static T derivative(T w_self, T w_other, T self, T other) { return fma(w_self, self, w_other * other); }
 };
@@ -60,7 +63,7 @@ struct L1 {
 };
 
 // sqrt(max(||x - y||^2, 1e-30)) as the unfused path: at the floor (coincident rows) the gradient is 0.
-struct Euclidean {
+struct Euclidean : LinearInRows {
   static constexpr bool kNorms = false;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return SqEuclidean::add(x, y, acc); }
@@ -70,14 +73,12 @@ struct Euclidean {
   __device__ static void weights(T e, T cost, T, T, T& w_self, T& w_other) {
     w_self = cost > sqrt(T(1e-30)) ? e / cost : T(0), w_other = -w_self;
   }
-  template <typename T>
-  __device__ static T derivative(T w_self, T w_other, T self, T other) { return fma(w_self, self, w_other * other); }
 };
 
 // 1 - <x, y> / (max(||x||, eps) max(||y||, eps)), eps = 1e-8. A row whose norm is below eps is
 // divided by eps, a linear map: no radial term in its gradient (at eps exactly the radial term is
 // kept, as clamp_min's backward does).
-struct Cosine {
+struct Cosine : LinearInRows {
   static constexpr bool kNorms = true;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
@@ -93,8 +94,6 @@ struct Cosine {
     w_other = -e / (clamped(self_norm2) * clamped(other_norm2));
     w_self = sqrt(self_norm2) >= T(1e-8) ? e * (T(1) - cost) / self_norm2 : T(0);
   }
-  template <typename T>
-  __device__ static T derivative(T w_self, T w_other, T self, T other) { return fma(w_self, self, w_other * other); }
 };
 
 // -<x, y>: a similarity as a cost, unbounded below.
