@@ -4,10 +4,11 @@
 //
 // Forward and backward are one persistent launch each; the fused squared-Euclidean mode's backward
 // adds a gradient launch (one per 65535 pairs) for double and for float problems with more strips
-// than the device holds at once. Every call is capturable in a CUDA graph. The workspace holds the
-// saved state between forward and backward (the normalised softmin weights of each cell, 4 bytes
-// per cell for float, 16 for double) and a small scratch area; keep it alive and untouched
-// between the forward and the backward of one problem.
+// than the device holds at once, and the other fused costs' backward always does. Every call is
+// capturable in a CUDA graph. The workspace holds the saved state between forward and backward
+// (the normalised softmin weights of each cell, 4 bytes per cell for float, 16 for double) and a
+// small scratch area; keep it alive and untouched between the forward and the backward of one
+// problem.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
