@@ -26,48 +26,37 @@ __global__ void sqeuclidean_cost(const float* x, const float* y, float* D, int64
   D[(b * n + i) * m + j] = acc;
 }
 
-void BM_SoftDtw(benchmark::State& state) {
-  const int64_t B = state.range(0), N = state.range(1), D = state.range(2);
-  const bool fused = state.range(3) != 0;
-  const sdtw::kernels::Problem p{B, N, N, D, 1.0};
-  Buffers buf;
-  float* x = buf.alloc<float>(B * N * D);
-  float* y = buf.alloc<float>(B * N * D);
-  std::mt19937 rng(1);
-  std::normal_distribution<float> normal;
-  std::vector<float> host(B * N * D);
-  for (auto& v : host) v = normal(rng);
-  check(cudaMemcpy(x, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
-  for (auto& v : host) v = normal(rng);
-  check(cudaMemcpy(y, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
-  float* values = buf.alloc<float>(B);
-  float* dvalues = buf.alloc<float>(B);
-  std::vector<float> ones(B, 1.0f);
-  check(cudaMemcpy(dvalues, ones.data(), B * 4, cudaMemcpyHostToDevice));
-  const size_t ws = sdtw::kernels::workspace_bytes<float>(p);
-  char* workspace = buf.alloc<char>(ws);
-  float *gx = nullptr, *gy = nullptr, *cost = nullptr, *E = nullptr;
-  if (fused) {
-    gx = buf.alloc<float>(B * N * D);
-    gy = buf.alloc<float>(B * N * D);
-  } else {
-    cost = buf.alloc<float>(B * N * N);
-    E = buf.alloc<float>(B * N * N);
-    sqeuclidean_cost<<<dim3((N + 127) / 128, N, B), 128>>>(x, y, cost, N, N, D);
-    check(cudaGetLastError());
+// x and y (B x N x D, normal), values, unit upstream gradients and the workspace of one step.
+struct Step {
+  float *x, *y, *values, *dvalues;
+  char* workspace;
+  size_t workspace_bytes;
+  Step(Buffers& buf, const sdtw::kernels::Problem& p) {
+    const int64_t count = p.batch * p.n * p.dim;
+    x = buf.alloc<float>(count);
+    y = buf.alloc<float>(count);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal;
+    std::vector<float> host(count);
+    for (auto& v : host) v = normal(rng);
+    check(cudaMemcpy(x, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
+    for (auto& v : host) v = normal(rng);
+    check(cudaMemcpy(y, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
+    values = buf.alloc<float>(p.batch);
+    dvalues = buf.alloc<float>(p.batch);
+    std::vector<float> ones(p.batch, 1.0f);
+    check(cudaMemcpy(dvalues, ones.data(), p.batch * 4, cudaMemcpyHostToDevice));
+    workspace_bytes = sdtw::kernels::workspace_bytes<float>(p);
+    workspace = buf.alloc<char>(workspace_bytes);
   }
+};
+
+// Times step() with CUDA events, one warm-up first; counters: DP cells per second, workspace per cell.
+template <typename F>
+void time_steps(benchmark::State& state, const sdtw::kernels::Problem& p, size_t workspace_bytes, F&& step) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start));
   check(cudaEventCreate(&stop));
-  auto step = [&] {
-    if (fused) {
-      sdtw::kernels::sqeuclidean_forward<float>(p, x, y, values, workspace, nullptr);
-      sdtw::kernels::sqeuclidean_backward<float>(p, x, y, dvalues, gx, gy, workspace, nullptr);
-    } else {
-      sdtw::kernels::cost_forward<float>(p, cost, values, workspace, nullptr);
-      sdtw::kernels::cost_backward<float>(p, dvalues, E, workspace, nullptr);
-    }
-  };
   step();
   check(cudaDeviceSynchronize());
   for (auto _ : state) {
@@ -79,12 +68,60 @@ void BM_SoftDtw(benchmark::State& state) {
     check(cudaEventElapsedTime(&ms, start, stop));
     state.SetIterationTime(ms / 1e3);
   }
-  const double cells = double(B) * N * N;
+  const double cells = double(p.batch) * p.n * p.m;
   state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["workspace_B_per_cell"] = double(ws) / cells;
-  state.SetLabel(fused ? "fused" : "unfused");
+  state.counters["workspace_B_per_cell"] = double(workspace_bytes) / cells;
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+}
+
+void BM_SoftDtw(benchmark::State& state) {
+  const int64_t B = state.range(0), N = state.range(1), D = state.range(2);
+  const bool fused = state.range(3) != 0;
+  const sdtw::kernels::Problem p{B, N, N, D, 1.0};
+  Buffers buf;
+  const Step in(buf, p);
+  float *x = in.x, *y = in.y, *values = in.values, *dvalues = in.dvalues;
+  char* workspace = in.workspace;
+  const size_t ws = in.workspace_bytes;
+  float *gx = nullptr, *gy = nullptr, *cost = nullptr, *E = nullptr;
+  if (fused) {
+    gx = buf.alloc<float>(B * N * D);
+    gy = buf.alloc<float>(B * N * D);
+  } else {
+    cost = buf.alloc<float>(B * N * N);
+    E = buf.alloc<float>(B * N * N);
+    sqeuclidean_cost<<<dim3((N + 127) / 128, N, B), 128>>>(x, y, cost, N, N, D);
+    check(cudaGetLastError());
+  }
+  time_steps(state, p, ws, [&] {
+    if (fused) {
+      sdtw::kernels::sqeuclidean_forward<float>(p, x, y, values, workspace, nullptr);
+      sdtw::kernels::sqeuclidean_backward<float>(p, x, y, dvalues, gx, gy, workspace, nullptr);
+    } else {
+      sdtw::kernels::cost_forward<float>(p, cost, values, workspace, nullptr);
+      sdtw::kernels::cost_backward<float>(p, dvalues, E, workspace, nullptr);
+    }
+  });
+  state.SetLabel(fused ? "fused" : "unfused");
+}
+
+// The fused step of each cost the kernels define, against squared Euclidean (cost 0) at the same
+// shapes: each is to take at most 1.2x its time.
+void BM_FusedCost(benchmark::State& state) {
+  const int64_t B = state.range(0), N = state.range(1), D = state.range(2);
+  const auto cost = static_cast<sdtw::kernels::Cost>(state.range(3));
+  const sdtw::kernels::Problem p{B, N, N, D, 1.0};
+  Buffers buf;
+  const Step in(buf, p);
+  float* gx = buf.alloc<float>(B * N * D);
+  float* gy = buf.alloc<float>(B * N * D);
+  time_steps(state, p, in.workspace_bytes, [&] {
+    sdtw::kernels::fused_forward<float>(p, cost, in.x, in.y, in.values, in.workspace, nullptr);
+    sdtw::kernels::fused_backward<float>(p, cost, in.x, in.y, in.dvalues, gx, gy, in.workspace, nullptr);
+  });
+  constexpr const char* kNames[] = {"sqeuclidean", "l1", "euclidean", "cosine", "negative_dot"};
+  state.SetLabel(kNames[state.range(3)]);
 }
 
 // {B, N = M, D, fused}
@@ -98,6 +135,13 @@ BENCHMARK(BM_SoftDtw)
     ->Args({1, 8192, 8, 1})->Args({1, 8192, 8, 0})
     ->Args({1, 65536, 8, 1})
     ->Args({1024, 1024, 64, 1})->Args({16, 8192, 16, 1})
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+
+// {B, N = M, D, cost}: the issue's two shapes, every cost (Cost's order).
+BENCHMARK(BM_FusedCost)
+    ->ArgNames({"B", "N", "D", "cost"})
+    ->ArgsProduct({{32}, {512}, {64}, {0, 1, 2, 3, 4}})
+    ->ArgsProduct({{16}, {2048}, {64}, {0, 1, 2, 3, 4}})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 }  // namespace

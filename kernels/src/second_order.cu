@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   const auto write_out = [&](bool undefined) {
     for (int64_t k = threadIdx.x; k < pair_cells; k += blockDim.x) {
       const int64_t i = k / p.m, j = k % p.m;
-      out[k] = undefined ? kNaN : (i < n && j < m ? E_dot_grid(i + 1, j + 1) : 0.0);
+      out[k] = i < n && j < m ? (undefined ? kNaN : E_dot_grid(i + 1, j + 1)) : 0.0;
     }
   };
 

@@ -2,10 +2,12 @@
 #include <atomic>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "backward.cuh"
 #include "backward_gradient.cuh"
 #include "errors.hpp"
+#include "cost_gradient.cuh"
 #include "forward.cuh"
 #include "jacobian.cuh"
 #include "pairwise.cuh"
@@ -228,6 +230,32 @@ bool launch_backward_with_gradient(const Problem& p, const detail::BackwardArgs<
   }
 }
 
+// Calls f(metric) with the metric of a cost other than the squared Euclidean one.
+template <typename F>
+void with_metric(Cost cost, F&& f) {
+  switch (cost) {
+    case Cost::l1:
+      return f(L1{});
+    case Cost::euclidean:
+      return f(Euclidean{});
+    case Cost::cosine:
+      return f(Cosine{});
+    case Cost::negative_dot:
+      return f(NegativeDot{});
+    case Cost::sqeuclidean:
+      break;
+  }
+  throw std::invalid_argument("sdtw::kernels: cost must be one of Cost's values (got " +
+                              std::to_string(static_cast<int>(cost)) + ")");
+}
+
+template <typename T, typename Metric>
+FeatureCost<T, Metric, 8, T> feature_cost(const Problem& p, const T* x, const T* y) {
+  require(x, "x");
+  require(y, "y");
+  return {x, y, p.n, p.m, p.dim, p.x_index, p.y_index};
+}
+
 }  // namespace
 
 template <typename T>
@@ -329,12 +357,97 @@ void sqeuclidean_cost(const Problem& p, const In* x, const In* y, T* D, cudaStre
   }
 }
 
+Cost cost_named(const std::string& name) {
+  constexpr std::pair<const char*, Cost> kNames[] = {{"sqeuclidean", Cost::sqeuclidean}, {"l1", Cost::l1},
+                                                     {"euclidean", Cost::euclidean},     {"cosine", Cost::cosine},
+                                                     {"negative_dot", Cost::negative_dot}};
+  for (const auto& [known, cost] : kNames)
+    if (name == known) return cost;
+  throw std::invalid_argument("sdtw::kernels: cost must be 'sqeuclidean', 'l1', 'euclidean', 'cosine' or "
+                              "'negative_dot' (got '" + name + "')");
+}
+
+template <typename T>
+void fused_values(const Problem& p, Cost cost, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+  if (cost == Cost::sqeuclidean) return sqeuclidean_values<T, T>(p, x, y, values, workspace, stream);
+  with_metric(cost, [&](auto metric) {
+    using Policy = FeatureCost<T, decltype(metric), 8, T>;
+    launch_forward<T, Policy, false>(p, feature_cost<T, decltype(metric)>(p, x, y), values, workspace, stream);
+  });
+}
+
+template <typename T>
+void fused_forward(const Problem& p, Cost cost, const T* x, const T* y, T* values, void* workspace, cudaStream_t stream) {
+  if (cost == Cost::sqeuclidean) return sqeuclidean_forward<T, T>(p, x, y, values, workspace, stream);
+  reject_pair_indices(p);
+  with_metric(cost, [&](auto metric) { launch_forward(p, feature_cost<T, decltype(metric)>(p, x, y), values, workspace, stream); });
+}
+
+template <typename T>
+void fused_backward(const Problem& p, Cost cost, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
+                    void* workspace, cudaStream_t stream, int64_t dvalues_stride) {
+  if (cost == Cost::sqeuclidean)
+    return sqeuclidean_backward<T, T>(p, x, y, dvalues, grad_x, grad_y, workspace, stream, dvalues_stride);
+  require(grad_x, "grad_x");
+  require(grad_y, "grad_y");
+  with_metric(cost, [&](auto metric) {
+    using Metric = decltype(metric);
+    const auto policy = feature_cost<T, Metric>(p, x, y);
+    const WorkspaceLayout w = layout_for<T>(p);
+    const detail::BackwardArgs<T> args = backward_args(p, w, dvalues, dvalues_stride, static_cast<T*>(nullptr), workspace);
+    launch_backward(args, stream);
+    constexpr int64_t kTile = detail::kWarp;
+    const int64_t x_blocks = (p.n + kTile - 1) / kTile, y_blocks = (p.m + kTile - 1) / kTile;
+    for (int64_t first = 0; first < p.batch; first += kMaxGridZ) {
+      const int64_t count = std::min(kMaxGridZ, p.batch - first);
+      const detail::CostGradientArgs<T> g{count, p.n, p.m, p.dim, w.strips,
+                                          p.x_len ? p.x_len + first : nullptr, p.y_len ? p.y_len + first : nullptr,
+                                          args.state + detail::state_index(first * w.strips, p.m, 0, 0),
+                                          x + first * p.n * p.dim, y + first * p.m * p.dim,
+                                          grad_x + first * p.n * p.dim, grad_y + first * p.m * p.dim};
+      FeatureCost<T, Metric, 8, T> slice = policy;
+      slice.x = g.x;
+      slice.y = g.y;
+      const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((p.dim + kTile - 1) / kTile),
+                      static_cast<unsigned>(count));
+      detail::cost_gradient_kernel<T, Metric><<<grid, detail::cost_gradient_warps<T>() * detail::kWarp, 0, stream>>>(
+          slice, g, static_cast<int>(x_blocks));
+      check(cudaGetLastError(), "gradient launch");
+    }
+  });
+}
+
+template <typename T>
+void fused_cost(const Problem& p, Cost cost, const T* x, const T* y, T* D, cudaStream_t stream) {
+  if (cost == Cost::sqeuclidean) return sqeuclidean_cost<T, T>(p, x, y, D, stream);
+  if (p.batch < 1 || p.n < 1 || p.m < 1 || p.dim < 1)
+    throw std::invalid_argument("sdtw::kernels: fused_cost needs batch, n, m and dim >= 1");
+  require(D, "D");
+  with_metric(cost, [&](auto metric) {
+    using Metric = decltype(metric);
+    constexpr int64_t kTile = detail::kWarp, kCols = kTile * detail::kCostTileWarps;
+    for (int64_t first = 0; first < p.batch; first += kMaxGridZ) {
+      const int64_t count = std::min(kMaxGridZ, p.batch - first);
+      const dim3 grid(static_cast<unsigned>((p.m + kCols - 1) / kCols), static_cast<unsigned>((p.n + kTile - 1) / kTile),
+                      static_cast<unsigned>(count));
+      const FeatureCost<T, Metric, 8, T> policy{x + first * p.n * p.dim, y + first * p.m * p.dim, p.n, p.m, p.dim};
+      detail::cost_tile_kernel<T><<<grid, kCols, 0, stream>>>(policy, p.n, p.m, D + first * p.n * p.m);
+      check(cudaGetLastError(), "cost launch");
+    }
+  });
+}
+
 #define SDTW_INSTANTIATE(T)                                                                                   \
   template std::size_t workspace_bytes<T>(const Problem&);                                                    \
   template std::size_t values_workspace_bytes<T>(const Problem&);                                             \
   template void cost_values<T>(const Problem&, const T*, T*, void*, cudaStream_t);                            \
   template void cost_forward<T>(const Problem&, const T*, T*, void*, cudaStream_t);                           \
-  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t, int64_t);
+  template void cost_backward<T>(const Problem&, const T*, T*, void*, cudaStream_t, int64_t);                \
+  template void fused_values<T>(const Problem&, Cost, const T*, const T*, T*, void*, cudaStream_t);          \
+  template void fused_forward<T>(const Problem&, Cost, const T*, const T*, T*, void*, cudaStream_t);         \
+  template void fused_backward<T>(const Problem&, Cost, const T*, const T*, const T*, T*, T*, void*,          \
+                                  cudaStream_t, int64_t);                                                     \
+  template void fused_cost<T>(const Problem&, Cost, const T*, const T*, T*, cudaStream_t);
 #define SDTW_INSTANTIATE_INPUTS(T, In)                                                                        \
   template void sqeuclidean_values<T, In>(const Problem&, const In*, const In*, T*, void*, cudaStream_t);    \
   template void sqeuclidean_forward<T, In>(const Problem&, const In*, const In*, T*, void*, cudaStream_t);   \

@@ -24,13 +24,7 @@ void check_cost(const Case& c, double tol) {
   p.dim = c.dim;
   sqeuclidean_cost<T>(p, x.get(), y.get(), D.get(), nullptr);
   ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
-  const std::vector<T> got = D.download();
-  double worst = 0;
-  for (std::size_t k = 0; k < want.size(); ++k) {
-    const double err = std::abs(static_cast<double>(got[k]) - want[k]) / (std::abs(static_cast<double>(want[k])) + 1.0);
-    worst = std::isnan(err) ? INFINITY : std::max(worst, err);
-  }
-  EXPECT_LE(worst, tol) << c;
+  EXPECT_LE(max_scaled_error(D.download(), to_double(want)), tol) << c;
 }
 
 class CostTensor : public ::testing::TestWithParam<Case> {};

@@ -2,7 +2,7 @@
 // forward and the values-only one: NaN for a NaN cost even where it has one path to the end (a pair
 // of one row or one column, a length of 1, a band of 0) or lies behind a wall of +inf costs (no
 // finite predecessor); at gamma = 0 a -inf cost is NaN as well. A pair whose value is not finite
-// has an all-NaN E.
+// has NaN in E inside its lengths.
 #include <cmath>
 #include <limits>
 #include <map>

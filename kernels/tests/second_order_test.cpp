@@ -123,7 +123,7 @@ TEST_P(AlignmentBackward, Float32CostIsReadExactly) {
 INSTANTIATE_TEST_SUITE_P(Shapes, AlignmentBackward, ::testing::ValuesIn(kCases));
 
 // Pair 0: a NaN in G inside its lengths; pair 1: an infinite cost on every path (no finite value);
-// pair 2: clean. Only the first two are all NaN, and the third equals the reference.
+// pair 2: clean. The first two are NaN inside their lengths and 0 beyond, the third equals the reference.
 TEST(AlignmentBackwardNonFinite, UndefinedPairsAreNaNAndTheOthersUntouched) {
   SDTW_REQUIRE_GPU();
   const Case c{3, 6, 5, 2, 0.5, -1, true};
@@ -136,7 +136,15 @@ TEST(AlignmentBackwardNonFinite, UndefinedPairsAreNaNAndTheOthersUntouched) {
   D[(1 * c.n + 0) * c.m + 0] = std::numeric_limits<double>::infinity();  // every path starts at (0, 0)
   const std::vector<double> got = run_alignment_backward<double>(c, in, D, G);
   const std::size_t cells = c.n * c.m;
-  for (std::size_t k = 0; k < 2 * cells; ++k) ASSERT_TRUE(std::isnan(got[k])) << "entry " << k;
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t i = 0; i < static_cast<std::size_t>(c.n); ++i)
+      for (std::size_t j = 0; j < static_cast<std::size_t>(c.m); ++j) {
+        const double v = got[b * cells + i * c.m + j];
+        if (i < static_cast<std::size_t>(in.x_len[b]) && j < static_cast<std::size_t>(in.y_len[b]))
+          ASSERT_TRUE(std::isnan(v)) << "pair " << b << " (" << i << ", " << j << ")";
+        else
+          ASSERT_EQ(v, 0.0) << "pair " << b << " (" << i << ", " << j << ")";
+      }
   const Case clean{1, c.n, c.m, c.dim, c.gamma, -1, true};
   Inputs one;
   one.x_len = {in.x_len[2]};

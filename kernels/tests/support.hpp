@@ -89,6 +89,18 @@ double relative_l2(const std::vector<T>& a, const std::vector<double>& b) {
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
+// max |a - b| / (|b| + 1), infinite when a has a NaN or Inf: a relative error that stays meaningful
+// where b is 0 (a cost at coincident rows).
+template <typename T>
+double max_scaled_error(const std::vector<T>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (std::size_t k = 0; k < b.size(); ++k) {
+    if (!std::isfinite(static_cast<double>(a[k]))) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, std::abs(a[k] - b[k]) / (std::abs(b[k]) + 1.0));
+  }
+  return worst;
+}
+
 template <typename T>
 double max_relative(const std::vector<T>& a, const std::vector<double>& b) {
   double worst = 0;

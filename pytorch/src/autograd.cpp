@@ -156,6 +156,55 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
   }
 };
 
+// The CUDA fused mode of a named cost besides sqeuclidean (the kernels' cost policies): as
+// SqEuclideanFunction, with the cost's name carried to the backward.
+struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                            double gamma, int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                            const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                            double itakura_max_slope) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [values, state] =
+        ops::fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+    save(ctx, {x, y}, state, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+    ctx->saved_data["dist"] = dist;
+    return values;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    Saved s = saved(ctx);
+    const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
+    const std::string dist = ctx->saved_data["dist"].toStringRef();
+    if (differentiable_backward()) {
+      // In float64 torch ops, as the squared-Euclidean node: E(D) on the float64 cost, chained
+      // through the cost's own graph (a vector-Jacobian product that stays differentiable in E).
+      const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
+      const at::Tensor D = ops::pairwise_cost(x64, y64, dist);
+      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.sakoe_chiba_radius,
+                                             s.itakura_max_slope, at::Tensor());
+      variable_list wanted, out(9);
+      for (const at::Tensor& t : {x, y})
+        if (t.requires_grad()) wanted.push_back(t);
+      const variable_list g = torch::autograd::grad({D}, wanted, {per_pair(grads[0].to(at::kDouble)) * E},
+                                                    /*retain_graph=*/true, /*create_graph=*/true);
+      std::size_t next = 0;
+      for (std::size_t k = 0; k < 2; ++k)
+        if (s.inputs[k].requires_grad()) out[k] = g[next++].to(s.inputs[k].scalar_type());
+      return out;
+    }
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    if (state_consumed(ctx, s.state))
+      s.state = std::get<1>(ops::fused_forward(x, y, dist, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+                                               s.sakoe_chiba_radius, s.itakura_max_slope));
+    auto [gx, gy] = ops::fused_backward(grads[0], x, y, dist, s.state, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+                                        s.sakoe_chiba_radius, s.itakura_max_slope);
+    variable_list out(9);
+    out[0] = gx;
+    out[1] = gy;
+    return out;
+  }
+};
+
 at::Tensor soft_dtw_cost_autograd(const at::Tensor& D, double gamma, int64_t bandwidth,
                                   const c10::optional<at::Tensor>& x_lengths,
                                   const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
@@ -178,6 +227,27 @@ at::Tensor soft_dtw_sqeuclidean_autograd(const at::Tensor& x, const at::Tensor& 
   return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
                                    itakura_max_slope);
 }
+
+}  // namespace
+
+at::Tensor soft_dtw_named_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                               int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                               const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                               double itakura_max_slope) {
+  if (dist == "sqeuclidean")
+    return ops::soft_dtw_sqeuclidean(x, y, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                                     itakura_max_slope);
+  if (!x.is_cuda())
+    return ops::soft_dtw_cost(ops::pairwise_cost(x, y, dist), gamma, bandwidth, x_lengths, y_lengths,
+                              sakoe_chiba_radius, itakura_max_slope);
+  if (gradient_wanted({x, y}))
+    return NamedCostFunction::apply(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                                    itakura_max_slope);
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return ops::fused_values(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+}
+
+namespace {
 
 // Below autograd on the CPU (no gradient wanted, or inside a traced graph): the values alone;
 // CUDA has values-only kernels (ops_cuda.cpp).
@@ -207,7 +277,8 @@ TORCH_LIBRARY_IMPL(sdtw, Autograd, m) {
   // every backend (meta tensors included) reaches its kernel. alignment_backward is the Hessian-vector
   // product: third order is not implemented.
   for (const char* name : {"cost_forward", "cost_backward", "sqeuclidean_forward", "sqeuclidean_backward",
-                           "pairwise_soft_dtw_sqeuclidean", "sqeuclidean_cost_backward", "alignment_backward"})
+                           "fused_forward", "fused_backward", "fused_values", "pairwise_soft_dtw_sqeuclidean",
+                           "sqeuclidean_cost_backward", "alignment_backward"})
     m.impl(name, torch::autograd::autogradNotImplementedFallback());
 }
 

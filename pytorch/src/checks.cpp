@@ -273,4 +273,11 @@ at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarTyp
   return dvalues.reshape({p.batch}).to(compute);
 }
 
+at::Tensor cells_of_pairs(const at::Tensor& pairs, const Pair& p) {
+  at::Tensor cells = pairs.view({p.batch, 1, 1}).expand({p.batch, p.n, p.m});
+  if (p.x_len) cells = cells & (at::arange(p.n, p.x_len->options()).view({1, -1, 1}) < p.x_len->view({-1, 1, 1}));
+  if (p.y_len) cells = cells & (at::arange(p.m, p.y_len->options()).view({1, 1, -1}) < p.y_len->view({-1, 1, 1}));
+  return cells;
+}
+
 }  // namespace sdtw::ops::detail

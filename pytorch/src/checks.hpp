@@ -68,6 +68,10 @@ PairSets check_pair_sets(const at::Tensor& X, const at::Tensor& Y, const at::Ten
 // returned as a (B, N, M) view.
 at::Tensor check_cost_gradient(const at::Tensor& G, const Pair& p);
 
+// The cells of the pairs flagged in `pairs` (bool, (B,)) that lie inside each pair's lengths, as a
+// (B, N, M) bool mask: where a pair with undefined derivatives gets NaN (0 stays beyond its lengths).
+at::Tensor cells_of_pairs(const at::Tensor& pairs, const Pair& p);
+
 // dvalues must hold one number per pair: shape (B,) or () for unbatched inputs.
 at::Tensor check_dvalues(const at::Tensor& dvalues, const Pair& p, at::ScalarType compute);
 

@@ -54,6 +54,40 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
   return op.call(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
 }
 
+std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                                                 double gamma, int64_t bandwidth,
+                                                 const c10::optional<at::Tensor>& x_lengths,
+                                                 const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                                 double itakura_max_slope) {
+  static const auto op = handle<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, c10::string_view, double, int64_t, const c10::optional<at::Tensor>&,
+      const c10::optional<at::Tensor>&, int64_t, double)>("sdtw::fused_forward");
+  return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+}
+
+at::Tensor fused_values(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                        int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                        const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                        double itakura_max_slope) {
+  static const auto op =
+      handle<at::Tensor(const at::Tensor&, const at::Tensor&, c10::string_view, double, int64_t,
+                        const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, int64_t, double)>(
+          "sdtw::fused_values");
+  return op.call(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius, itakura_max_slope);
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
+                                                  const std::string& dist, const at::Tensor& state, double gamma,
+                                                  int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                                                  const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                                                  double itakura_max_slope) {
+  static const auto op = handle<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, const at::Tensor&, c10::string_view, const at::Tensor&, double, int64_t,
+      const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, int64_t, double)>("sdtw::fused_backward");
+  return op.call(dvalues, x, y, dist, state, gamma, bandwidth, x_lengths, y_lengths, sakoe_chiba_radius,
+                 itakura_max_slope);
+}
+
 at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
                               const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
     double itakura_max_slope) {

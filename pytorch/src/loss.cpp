@@ -85,9 +85,9 @@ std::string canonical_dist(c10::string_view dist) {
   std::transform(d.begin(), d.end(), d.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (d == "sq_euclidean" || d == "squared_euclidean") return "sqeuclidean";
   if (d == "manhattan" || d == "cityblock") return "l1";
-  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1",
+  TORCH_CHECK_VALUE(d == "sqeuclidean" || d == "euclidean" || d == "cosine" || d == "l1" || d == "negative_dot",
                     "dist must be 'sqeuclidean' (or 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine', "
-                    "'l1' (or 'manhattan', 'cityblock'), or in Python a callable (x, y) -> cost (got '",
+                    "'l1' (or 'manhattan', 'cityblock'), 'negative_dot', or in Python a callable (x, y) -> cost (got '",
                     text(dist), "')");
   return d;
 }
@@ -147,9 +147,8 @@ LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool 
   operator_constraint(o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);  // one constraint at most
   o.normalize = normalize;
   o.dist = canonical_dist(dist);
-  TORCH_CHECK_VALUE(!(fused.value_or(false) && o.dist != "sqeuclidean"),
-                    "fused=True requires dist='sqeuclidean' (got dist='", text(dist), "')");
-  o.fused = fused.value_or(o.dist == "sqeuclidean");
+  // Every named cost is fused by default (a callable's cost, which only Python has, never is).
+  o.fused = fused.value_or(true);
   o.reduction = text(reduction);
   return o;
 }
@@ -183,7 +182,7 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
     if (o.fused)
-      return ops::soft_dtw_sqeuclidean(a, b, o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
+      return soft_dtw_named_cost(a, b, o.dist, o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
     return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius,
                               o.itakura_max_slope);
   };

@@ -49,7 +49,8 @@ double hard_dtw_pair(const double* D, int64_t n, int64_t m, int64_t stride, int6
 
 // Runs the reference on a float64 (B, N, M) contiguous cost tensor: values (B, in `dtype`) and E
 // (B, N, M, float64). A pair whose value is not finite in `dtype` (NaN or +inf costs, or float32
-// overflow) gets an all-NaN E, so NaN gradients, as torch's losses propagate; other pairs as usual.
+// overflow) gets a NaN E inside its lengths, so NaN gradients, as torch's losses propagate; beyond
+// them E is 0 for every pair, as the CUDA kernels write it.
 std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& unconstrained, const Pair& p, double gamma,
                                                   const Constraint& constraint, at::ScalarType dtype) {
   const at::Tensor D64 = constrained_cost(unconstrained, p, constraint);
@@ -75,8 +76,7 @@ std::tuple<at::Tensor, at::Tensor> reference_cost(const at::Tensor& unconstraine
     std::copy(r.E.begin(), r.E.end(), E.data_ptr<double>() + b0 * cells);
   });
   const at::Tensor out = values.to(dtype);
-  const at::Tensor undefined = at::isfinite(out).logical_not().view({p.batch, 1, 1});
-  E.masked_fill_(undefined, std::numeric_limits<double>::quiet_NaN());
+  E.masked_fill_(cells_of_pairs(at::isfinite(out).logical_not(), p), std::numeric_limits<double>::quiet_NaN());
   return {out, E};
 }
 
@@ -183,6 +183,8 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_v
   } else if (d == "cosine") {
     const auto unit = [](const at::Tensor& t) { return t / t.norm(2, {-1}, true).clamp_min(1e-8); };
     D = 1.0 - at::bmm(unit(a), unit(b).transpose(1, 2));
+  } else if (d == "negative_dot") {
+    D = -at::bmm(a, b.transpose(1, 2));
   } else {
     D = (a.unsqueeze(2) - b.unsqueeze(1)).abs().sum(-1);
   }
@@ -241,6 +243,17 @@ TORCH_LIBRARY(sdtw, m) {
       " -> (Tensor values, Tensor state)");
   m.def(
       "sqeuclidean_backward(Tensor dvalues, Tensor x, Tensor y, Tensor state, float gamma, int bandwidth=-1,"
+      " Tensor? x_lengths=None, Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0)"
+      " -> (Tensor grad_x, Tensor grad_y)");
+  m.def(
+      "fused_forward(Tensor x, Tensor y, str dist, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0)"
+      " -> (Tensor values, Tensor state)");
+  m.def(
+      "fused_values(Tensor x, Tensor y, str dist, float gamma, int bandwidth=-1, Tensor? x_lengths=None,"
+      " Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0) -> Tensor");
+  m.def(
+      "fused_backward(Tensor dvalues, Tensor x, Tensor y, str dist, Tensor state, float gamma, int bandwidth=-1,"
       " Tensor? x_lengths=None, Tensor? y_lengths=None, int sakoe_chiba_radius=-1, float itakura_max_slope=0.0)"
       " -> (Tensor grad_x, Tensor grad_y)");
   m.def("pairwise_cost(Tensor x, Tensor y, str dist=\"sqeuclidean\") -> Tensor");

@@ -217,6 +217,106 @@ at::Tensor values_ring(const kernels::Problem& problem, at::ScalarType compute, 
   return at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte));
 }
 
+// The fused mode of a named cost other than sqeuclidean (the kernels' Cost): x and y in their
+// compute dtype (the kernels read these costs' inputs as T), the state as for sqeuclidean_forward.
+struct NamedProblem {
+  kernels::Cost cost;
+  Pair p;
+  at::ScalarType compute;
+  at::Tensor xc, yc;  // x and y in the compute dtype, contiguous
+  kernels::Problem problem;
+};
+
+NamedProblem named_problem(const at::Tensor& x, const at::Tensor& y, c10::string_view dist, double gamma,
+                           const Constraint& constraint, const c10::optional<at::Tensor>& x_lengths,
+                           const c10::optional<at::Tensor>& y_lengths, Values values) {
+  const kernels::Cost cost = kernels::cost_named(canonical_dist(dist));
+  const Pair p = check_sqeuclidean(x, y, gamma, constraint, x_lengths, y_lengths, values);
+  const at::ScalarType compute = compute_dtype(x.scalar_type());
+  return {cost, p, compute, p.a.to(compute).contiguous(), p.b.to(compute).contiguous(),
+          make_problem(p, gamma, constraint)};
+}
+
+// Calls f(T{}) with the kernels' element type of a compute dtype (float or double).
+template <typename F>
+void with_compute(at::ScalarType compute, F&& f) {
+  if (compute == at::kDouble) return f(double{});
+  return f(float{});
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_forward_cuda(const at::Tensor& x, const at::Tensor& y, c10::string_view dist,
+                                                      double gamma, int64_t bandwidth,
+                                                      const c10::optional<at::Tensor>& x_lengths,
+                                                      const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const NamedProblem np = named_problem(x, y, dist, gamma, c, x_lengths, y_lengths, Values::check);
+  at::Tensor values = at::empty({np.p.batch}, np.xc.options());
+  at::Tensor state = new_state(np.p, np.problem, np.compute);
+  if (np.p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      with_compute(np.compute, [&](auto t) {
+        using T = decltype(t);
+        kernels::fused_forward<T>(np.problem, np.cost, np.xc.data_ptr<T>(), np.yc.data_ptr<T>(), values.data_ptr<T>(),
+                                  state.data_ptr(), stream);
+      });
+    });
+  }
+  return {unbatch(values, np.p), state};
+}
+
+// Values alone: the values-only kernels, whose workspace holds no state.
+at::Tensor fused_values_cuda(const at::Tensor& x, const at::Tensor& y, c10::string_view dist, double gamma,
+                             int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                             const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const NamedProblem np = named_problem(x, y, dist, gamma, c, x_lengths, y_lengths, Values::check);
+  at::Tensor values = at::empty({np.p.batch}, np.xc.options());
+  if (np.p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      const at::Tensor ring = values_ring(np.problem, np.compute, np.xc);
+      with_compute(np.compute, [&](auto t) {
+        using T = decltype(t);
+        kernels::fused_values<T>(np.problem, np.cost, np.xc.data_ptr<T>(), np.yc.data_ptr<T>(), values.data_ptr<T>(),
+                                 ring.data_ptr(), stream);
+      });
+    });
+  }
+  return unbatch(values, np.p);
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_backward_cuda(const at::Tensor& dvalues, const at::Tensor& x,
+                                                       const at::Tensor& y, c10::string_view dist,
+                                                       const at::Tensor& state, double gamma, int64_t bandwidth,
+                                                       const c10::optional<at::Tensor>& x_lengths,
+                                                       const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+    double itakura_max_slope) {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  const c10::cuda::CUDAGuard device_guard(x.device());
+  const Constraint c = operator_constraint(bandwidth, sakoe_chiba_radius, itakura_max_slope);
+  const NamedProblem np = named_problem(x, y, dist, gamma, c, x_lengths, y_lengths, Values::skip);
+  check_state(state, np.p, np.problem, np.compute);
+  const at::Tensor dv = check_dvalues(dvalues, np.p, np.compute);
+  at::Tensor gx = at::empty_like(np.xc), gy = at::empty_like(np.yc);
+  if (np.p.batch > 0) {
+    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    run([&] {
+      with_compute(np.compute, [&](auto t) {
+        using T = decltype(t);
+        kernels::fused_backward<T>(np.problem, np.cost, np.xc.data_ptr<T>(), np.yc.data_ptr<T>(), dv.data_ptr<T>(),
+                                   gx.data_ptr<T>(), gy.data_ptr<T>(), state.data_ptr(), stream, dv.stride(0));
+      });
+    });
+  }
+  return {unbatch(gx.to(x.scalar_type()), np.p), unbatch(gy.to(y.scalar_type()), np.p)};
+}
+
 // Values alone (no gradient wanted): the values-only kernels, whose workspace holds no state.
 at::Tensor soft_dtw_cost_cuda(const at::Tensor& D, double gamma, int64_t bandwidth,
                               const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
@@ -389,6 +489,9 @@ TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
   m.impl("cost_backward", TORCH_FN(sdtw::ops::detail::cost_backward_cuda));
   m.impl("sqeuclidean_forward", TORCH_FN(sdtw::ops::detail::sqeuclidean_forward_cuda));
   m.impl("sqeuclidean_backward", TORCH_FN(sdtw::ops::detail::sqeuclidean_backward_cuda));
+  m.impl("fused_forward", TORCH_FN(sdtw::ops::detail::fused_forward_cuda));
+  m.impl("fused_backward", TORCH_FN(sdtw::ops::detail::fused_backward_cuda));
+  m.impl("fused_values", TORCH_FN(sdtw::ops::detail::fused_values_cuda));
   m.impl("soft_dtw_cost", TORCH_FN(sdtw::ops::detail::soft_dtw_cost_cuda));
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_cuda));
   m.impl("pairwise_soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::pairwise_soft_dtw_sqeuclidean_cuda));

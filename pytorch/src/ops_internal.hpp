@@ -65,6 +65,14 @@ LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool 
                             c10::optional<double> itakura_max_slope = c10::nullopt);
 // "sqeuclidean", "euclidean", "cosine" or "l1" for a dist name or alias (any case); else ValueError.
 std::string canonical_dist(c10::string_view dist);
+
+// soft-DTW of x and y with a named cost (canonical_dist's names), differentiable in x and y: the
+// squared Euclidean one by soft_dtw_sqeuclidean; the others by the kernels' fused mode on CUDA,
+// and on the CPU through their cost tensor (pairwise_cost), which is how the CPU computes them.
+at::Tensor soft_dtw_named_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                               int64_t bandwidth, const c10::optional<at::Tensor>& x_lengths,
+                               const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,
+                               double itakura_max_slope);
 // The public bandwidth (absent, <= 0 or wider than any tensor: no band; a real: its floor) as
 // the operators' int.
 int64_t operator_band(c10::optional<double> bandwidth);

@@ -84,7 +84,7 @@ at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, doub
   at::Tensor undefined = at::isfinite(values.to(compute_dtype(D.scalar_type()))).logical_not();
   for (int64_t b = 0; b < p.batch; ++b)
     if (bad[b]) undefined[b] = true;
-  E_dot.masked_fill_(undefined.view({p.batch, 1, 1}), kNaN);
+  E_dot.masked_fill_(cells_of_pairs(undefined, p), kNaN);
   return unbatch(E_dot.to(D.scalar_type()), p);
 }
 

@@ -176,6 +176,28 @@ TEST(TorchCpu, CostTensorAndAlignment) {
   EXPECT_NEAR(E[1][5][4].item<double>(), 1.0, 1e-12);
 }
 
+// Every named cost is fused by default; on the CPU the named costs other than squared Euclidean
+// run their cost tensor, so fused, fused=true and fused=false give the same values and gradients,
+// those of soft-DTW on the pairwise cost.
+TEST(TorchCpu, NamedCostsFusedByDefault) {
+  torch::manual_seed(6);
+  const at::Tensor x = randn({2, 6, 3}), y = randn({2, 5, 3});
+  for (const std::string dist : {"l1", "euclidean", "cosine", "negative_dot"}) {
+    const at::Tensor xr = x.clone().requires_grad_(true);
+    const at::Tensor want = sdtw::ops::soft_dtw_cost(sdtw::ops::pairwise_cost(xr, y, dist), 0.3);
+    want.sum().backward();
+    for (const std::optional<bool> fused : {std::optional<bool>(), std::optional<bool>(true), std::optional<bool>(false)}) {
+      SoftDtwOptions o = opts(0.3, fused);
+      o.dist = dist;
+      const at::Tensor xg = x.clone().requires_grad_(true);
+      const at::Tensor values = sdtw::nn::soft_dtw(xg, y, o);
+      values.sum().backward();
+      EXPECT_TRUE(torch::allclose(values, want, 1e-12, 1e-12)) << dist;
+      EXPECT_TRUE(torch::allclose(xg.grad(), xr.grad(), 1e-12, 1e-12)) << dist;
+    }
+  }
+}
+
 TEST(TorchCpu, OperatorsThroughTheDispatcher) {
   const at::Tensor x = randn({2, 5, 3}), y = randn({2, 4, 3});
   auto [values, state] = sdtw::ops::sqeuclidean_forward(x, y, 1.0);
@@ -207,9 +229,9 @@ TEST(TorchCpu, BadInputsNameTheArgument) {
   band.bandwidth = 3;
   expect_error([&] { sdtw::nn::soft_dtw(randn({2, 9, 3}), y, band); }, "bandwidth 3");
   expect_error([&] { sdtw::nn::soft_dtw(x, y, opts(1.0), torch::tensor({5, 6})); }, "x_lengths[1] = 6");
-  SoftDtwOptions bad_dist = opts(1.0, true);
-  bad_dist.dist = "cosine";
-  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "fused=True requires dist='sqeuclidean'");
+  SoftDtwOptions bad_dist = opts(1.0);
+  bad_dist.dist = "dot";
+  expect_error([&] { sdtw::nn::SoftDTW m(bad_dist); }, "'negative_dot'");
   SoftDtwOptions bad_reduction;
   bad_reduction.reduction = "max";
   expect_error([&] { sdtw::nn::soft_dtw(x, y, bad_reduction); }, "reduction");

@@ -88,6 +88,23 @@ def _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth=-1, x_lengths=N
     )
 
 
+def _fused_forward(x, y, dist, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
+    _same_device("x", x, (x_lengths, y_lengths), y=y)
+    return _forward(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth)
+
+
+def _fused_values(x, y, dist, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
+    _same_device("x", x, (x_lengths, y_lengths), y=y)
+    return _values(x)
+
+
+def _fused_backward(dvalues, x, y, dist, state, gamma, bandwidth=-1, x_lengths=None, y_lengths=None,
+        sakoe_chiba_radius=-1, itakura_max_slope=0.0):
+    return _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths)
+
+
 def _sqeuclidean_cost_backward(G, x, y):
     _same_device("x", x, y=y, G=G)
     return (
@@ -116,6 +133,9 @@ _FAKES = {
     "cost_backward": _cost_backward,
     "sqeuclidean_forward": _sqeuclidean_forward,
     "sqeuclidean_backward": _sqeuclidean_backward,
+    "fused_forward": _fused_forward,
+    "fused_values": _fused_values,
+    "fused_backward": _fused_backward,
     "pairwise_soft_dtw_sqeuclidean": _pairwise_soft_dtw_sqeuclidean,
     "sqeuclidean_cost_backward": _sqeuclidean_cost_backward,
     "alignment_backward": _alignment_backward,

@@ -74,7 +74,8 @@ def _pair_values(X, Y, i, j, X_lengths, Y_lengths, options, pairs_per_chunk, c=_
     a gradient each chunk is rebuilt in the backward (checkpoint), so the saved state never
     outgrows one chunk."""
     wanted = _gradient_wanted(X, Y)
-    values_only = options.fused and not wanted
+    # The pairs operator computes the squared-Euclidean cost alone; other named costs, fused or not, run by chunks.
+    values_only = options.fused and options.dist == "sqeuclidean" and not wanted
     if i.numel() == 0:
         return X.new_empty(0, dtype=_value_dtype(X.dtype))
     chunk = _chunk_pairs(pairs_per_chunk, X, Y, values_only)

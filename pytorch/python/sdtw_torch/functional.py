@@ -104,7 +104,7 @@ def _convert(gamma, bandwidth, normalize, dist, fused, reduction):
 def _check_not_fused(o):
     """A callable's cost is a tensor, which the fused kernel would not read."""
     if o.fused:
-        raise ValueError(f"fused=True requires dist='sqeuclidean' (got dist={o.dist!r})")
+        raise ValueError(f"fused=True requires a named dist such as 'sqeuclidean' (got the callable {o.dist!r})")
 
 
 def _resolve(gamma, bandwidth, normalize, dist, fused, reduction, c=_Constraint(None, None, None)):
@@ -131,7 +131,8 @@ def _check_gamma(gamma, smooth_for=None):
 def pairwise_cost(x, y, dist="sqeuclidean"):
     """Pairwise costs (B, N, M) (or (N, M)) between the rows of x and y, differentiable.
 
-    dist: 'sqeuclidean', 'euclidean', 'cosine' (1 - cosine similarity) or 'l1'. float16 and
+    dist: 'sqeuclidean', 'euclidean', 'cosine' (1 - cosine similarity), 'l1' or 'negative_dot'
+    (-<x_i, y_j>). float16 and
     bfloat16 inputs give a float32 cost (autocast or not).
     """
     return torch.ops.sdtw.pairwise_cost(x, y, dist)

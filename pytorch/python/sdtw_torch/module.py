@@ -24,9 +24,10 @@ class SoftDTW(torch.nn.Module):
     normalize: the soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2, computed as
         three separate calls, so N != M works.
     dist: 'sqeuclidean' (aliases 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine',
-        'l1', or a callable (x, y) -> cost tensor (B, N, M).
-    fused: None picks the fused kernel (no (B, N, M) cost tensor) for 'sqeuclidean' and the
-        cost-tensor path otherwise; True requires dist='sqeuclidean' (else ValueError); False
+        'l1', 'negative_dot', or a callable (x, y) -> cost tensor (B, N, M).
+    fused: None or True picks the fused kernels (no (B, N, M) cost tensor) for every named dist;
+        on the CPU only 'sqeuclidean' has them and the others build their cost tensor, with the
+        same values. A callable's cost is a tensor: fused=True with one raises ValueError. False
         always builds the cost tensor.
 
     The options mean what sdtw::nn::SoftDtwOptions means in C++: both modules call the operator

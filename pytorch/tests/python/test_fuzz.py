@@ -207,7 +207,7 @@ def draw(rng, devices):
         d["kwargs"]["dist"] = dist
     if api in ("soft_dtw", "SoftDTW"):
         fused = pick(rng, ["yes", 2] if rng.random() < bad_p / 2 else [None, None, True, False])
-        if fused in ("yes", 2) or (fused is True and not (isinstance(dist, str) and dist.lower() in DISTS[:6])):
+        if fused in ("yes", 2) or (fused is True and not (isinstance(dist, str) and dist.lower() in DISTS)):
             bad.add("fused")
         d["kwargs"].update(fused=fused, normalize=pick(rng, [False, False, True, 0, 1]))
     if api != "alignment":

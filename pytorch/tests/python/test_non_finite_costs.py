@@ -90,4 +90,9 @@ def test_cuda_matches_the_cpu(index, gamma, dtype, tol, values_only):
         if torch.isfinite(want[b]):
             torch.testing.assert_close(got_E[b].cpu(), want_E[b], rtol=0, atol=1e-4 if dtype == torch.float32 else 1e-10)
         else:
-            assert torch.isnan(got_E[b]).all() and torch.isnan(want_E[b]).all(), (IDS[index], b)
+            # NaN inside the pair's lengths, 0 beyond them (the padding), on both devices.
+            n = D.shape[1] if keywords["x_lengths"] is None else int(keywords["x_lengths"][b])
+            m = D.shape[2] if keywords["y_lengths"] is None else int(keywords["y_lengths"][b])
+            for E in (got_E[b].cpu(), want_E[b]):
+                assert torch.isnan(E[:n, :m]).all(), (IDS[index], b)
+                assert E[n:].eq(0).all() and E[:, m:].eq(0).all(), (IDS[index], b)

@@ -1,7 +1,8 @@
 #pragma once
 // Cost policies: the DP kernels never know which cost they run on. Once per 32 columns, each lane
 // of a warp asks the policy for one column of its strip's cost tile: out[r] = cost(row0 + r, j)
-// for the 32 rows of the strip. A new cost (L1, negative dot product) is a new policy.
+// for the 32 rows of the strip. A cost computed from x and y is a metric (below) run by FeatureCost;
+// a new one is a new metric and one row of the kernels' Cost table (soft_dtw.cu).
 #include <cstdint>
 #include <type_traits>
 
@@ -22,11 +23,97 @@ struct PrecomputedCost {
   }
 };
 
-// ||x_i - y_j||^2 from x (batch x n x dim) and y (batch x m x dim), never stored: each lane holds
-// a slice of y_j in registers while the strip's slice of x is broadcast from shared memory. x and
-// y are read as In (T, or bfloat16 / float16 for T = float) and the cost is computed in T.
-template <typename T, int kSlice = 8, typename In = T>
-struct SqEuclideanCost {
+// A metric is what FeatureCost needs of a cost of two rows x_i, y_j: add() folds one feature into
+// the accumulator, finish() turns it into the cost (kNorms: it also gets ||x_i||^2 and ||y_j||^2),
+// and for the fused gradient, weights() turns E(i,j), the cost and the two rows' squared norms
+// into two pair weights from which derivative() gives d cost / d self_f (self: the row whose
+// gradient is summed; every metric here is symmetric in x and y). The definitions are the unfused
+// path's (pytorch/src/ops_cpu.cpp, pairwise_cost) and the reference's (reference/costs.hpp).
+// SqEuclidean's gradient is jacobian.cuh's tensor-core product instead: it has no weights().
+struct SqEuclidean {
+  static constexpr bool kNorms = false;
+  template <typename T>
+  __device__ static T add(T x, T y, T acc) {
+    const T diff = x - y;
+    return fma(diff, diff, acc);
+  }
+  template <typename T>
+  __device__ static T finish(T acc, T, T) { return acc; }
+};
+
+// The derivative of the metrics whose d cost / d self is w_self * self + w_other * other.
+struct LinearInRows {
+  template <typename T>
+  __device__ static T derivative(T w_self, T w_other, T self, T other) { return fma(w_self, self, w_other * other); }
+};
+
+// sum_k |x_k - y_k|, subgradient sign(0) = 0 as torch's abs.
+struct L1 {
+  static constexpr bool kNorms = false;
+  template <typename T>
+  __device__ static T add(T x, T y, T acc) { return acc + fabs(x - y); }
+  template <typename T>
+  __device__ static T finish(T acc, T, T) { return acc; }
+  template <typename T>
+  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = e, w_other = T(0); }
+  template <typename T>
+  __device__ static T derivative(T w_self, T, T self, T other) {
+    return self > other ? w_self : self < other ? -w_self : T(0);
+  }
+};
+
+// sqrt(max(||x - y||^2, 1e-30)) as the unfused path: at the floor (coincident rows) the gradient is 0.
+struct Euclidean : LinearInRows {
+  static constexpr bool kNorms = false;
+  template <typename T>
+  __device__ static T add(T x, T y, T acc) { return SqEuclidean::add(x, y, acc); }
+  template <typename T>
+  __device__ static T finish(T acc, T, T) { return sqrt(acc > T(1e-30) ? acc : T(1e-30)); }
+  template <typename T>
+  __device__ static void weights(T e, T cost, T, T, T& w_self, T& w_other) {
+    w_self = cost > sqrt(T(1e-30)) ? e / cost : T(0), w_other = -w_self;
+  }
+};
+
+// 1 - <x, y> / (max(||x||, eps) max(||y||, eps)), eps = 1e-8. A row whose norm is below eps is
+// divided by eps, a linear map: no radial term in its gradient (at eps exactly the radial term is
+// kept, as clamp_min's backward does).
+struct Cosine : LinearInRows {
+  static constexpr bool kNorms = true;
+  template <typename T>
+  __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
+  template <typename T>
+  __device__ static T clamped(T norm2) {
+    const T norm = sqrt(norm2);
+    return norm >= T(1e-8) ? norm : T(1e-8);
+  }
+  template <typename T>
+  __device__ static T finish(T acc, T x_norm2, T y_norm2) { return T(1) - acc / (clamped(x_norm2) * clamped(y_norm2)); }
+  template <typename T>
+  __device__ static void weights(T e, T cost, T self_norm2, T other_norm2, T& w_self, T& w_other) {
+    w_other = -e / (clamped(self_norm2) * clamped(other_norm2));
+    w_self = sqrt(self_norm2) >= T(1e-8) ? e * (T(1) - cost) / self_norm2 : T(0);
+  }
+};
+
+// -<x, y>: a similarity as a cost, unbounded below.
+struct NegativeDot {
+  static constexpr bool kNorms = false;
+  template <typename T>
+  __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
+  template <typename T>
+  __device__ static T finish(T acc, T, T) { return -acc; }
+  template <typename T>
+  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = T(0), w_other = -e; }
+  template <typename T>
+  __device__ static T derivative(T, T w_other, T, T other) { return w_other * other; }
+};
+
+// Metric's cost of x_i and y_j from x (batch x n x dim) and y (batch x m x dim), never stored: each
+// lane holds a slice of y_j in registers while the strip's slice of x is broadcast from shared
+// memory. x and y are read as In (T, or bfloat16 / float16 for T = float) and the cost is computed in T.
+template <typename T, typename Metric, int kSlice = 8, typename In = T>
+struct FeatureCost {
   const In* x;
   const In* y;
   int64_t n, m, dim;
@@ -74,6 +161,8 @@ struct SqEuclideanCost {
     };
 #pragma unroll
     for (int r = 0; r < kStripRows; ++r) out[r] = T(0);
+    // kNorms: this lane's squared norms of x_{row0 + lane} and y_j.
+    [[maybe_unused]] T x_norm2 = T(0), y_norm2 = T(0);
     load(0);
     for (int64_t d0 = 0; d0 < dim; d0 += kSlice) {
       T yv[kSlice];
@@ -82,18 +171,29 @@ struct SqEuclideanCost {
       for (int q = 0; q < kSlice; ++q) {
         s.x[lane][q] = x_next[q];
         yv[q] = y_next[q];
+        if constexpr (Metric::kNorms) {
+          x_norm2 = fma(x_next[q], x_next[q], x_norm2);
+          y_norm2 = fma(y_next[q], y_next[q], y_norm2);
+        }
       }
       if (d0 + kSlice < dim) load(d0 + kSlice);
       __syncwarp();
 #pragma unroll
       for (int r = 0; r < kStripRows; ++r)
 #pragma unroll
-        for (int q = 0; q < kSlice; ++q) {
-          const T diff = s.x[r][q] - yv[q];
-          out[r] = fma(diff, diff, out[r]);
-        }
+        for (int q = 0; q < kSlice; ++q) out[r] = Metric::add(s.x[r][q], yv[q], out[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < kStripRows; ++r) {
+      [[maybe_unused]] T row_norm2 = T(0);
+      if constexpr (Metric::kNorms) row_norm2 = __shfl_sync(0xffffffffu, x_norm2, r);
+      out[r] = Metric::finish(out[r], row_norm2, y_norm2);
     }
   }
 };
+
+// ||x_i - y_j||^2, the cost the fused mode was first written for, with its own gradient product (jacobian.cuh).
+template <typename T, int kSlice = 8, typename In = T>
+using SqEuclideanCost = FeatureCost<T, SqEuclidean, kSlice, In>;
 
 }  // namespace sdtw::kernels

@@ -37,7 +37,7 @@ std::size_t alignment_backward_workspace_bytes(const SecondOrderProblem& problem
 // E_dot (batch x n x m, row-major) = H_b G_b for each pair b, H_b the Hessian of sdtw_b in its
 // cost block D_b (batch x n x m, In = float or double, read as float64) and G_b the direction
 // (batch x n x m, float64). Entries beyond a pair's lengths are 0. A pair whose value is not
-// finite (in In), or whose G has a non-finite entry inside its lengths, gets an all-NaN E_dot.
+// finite (in In), or whose G has a non-finite entry inside its lengths, gets NaN in E_dot inside its lengths.
 // Throws std::invalid_argument for bad parameters or pointers, CudaError for a failed launch.
 template <typename In>
 void alignment_backward(const SecondOrderProblem& problem, const In* D, const double* G, double* E_dot,

@@ -4,10 +4,11 @@
 //
 // Forward and backward are one persistent launch each; the fused squared-Euclidean mode's backward
 // adds a gradient launch (one per 65535 pairs) for double and for float problems with more strips
-// than the device holds at once. Every call is capturable in a CUDA graph. The workspace holds the
-// saved state between forward and backward (the normalised softmin weights of each cell, 4 bytes
-// per cell for float, 16 for double) and a small scratch area; keep it alive and untouched
-// between the forward and the backward of one problem.
+// than the device holds at once, and the other fused costs' backward always does. Every call is
+// capturable in a CUDA graph. The workspace holds the saved state between forward and backward
+// (the normalised softmin weights of each cell, 4 bytes per cell for float, 16 for double) and a
+// small scratch area; keep it alive and untouched between the forward and the backward of one
+// problem.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -25,7 +26,7 @@ struct Problem {
   int64_t batch = 1;
   int64_t n = 1;    // rows of x / of each cost matrix (the padded length)
   int64_t m = 1;    // rows of y / columns of each cost matrix
-  int64_t dim = 1;  // features per row (squared-Euclidean mode only)
+  int64_t dim = 1;  // features per row (fused modes only)
   // >= 0. gamma = 0 is exact DTW: the value is the min over paths and E the 0/1 alignment of one
   // optimal path (ties: the diagonal, then up, then left, as the reference's hard DTW).
   // A NaN cost in the band makes the value of a pair with a path in the band NaN, as does a -inf
@@ -93,6 +94,30 @@ void sqeuclidean_forward(const Problem& problem, const In* x, const In* y, T* va
 template <typename T, typename In = T>
 void sqeuclidean_backward(const Problem& problem, const In* x, const In* y, const T* dvalues, In* grad_x,
                           In* grad_y, void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
+
+// The fused mode for any cost of x and y that the kernels define (costs.cuh's metrics, with the
+// definitions of the reference's NamedCost of the same name). Cost::sqeuclidean runs the
+// sqeuclidean_ functions above; the others compute their gradient by a second launch after the
+// backward (x, y and the gradients are T). Arguments as for sqeuclidean_forward / _backward /
+// _values / _cost; pair indices are for fused_values only.
+enum class Cost { sqeuclidean, l1, euclidean, cosine, negative_dot };
+
+// "sqeuclidean", "l1", "euclidean", "cosine", "negative_dot" (the reference's NamedCost names);
+// another name throws std::invalid_argument naming it.
+Cost cost_named(const std::string& name);
+
+template <typename T>
+void fused_values(const Problem& problem, Cost cost, const T* x, const T* y, T* values, void* workspace,
+                  cudaStream_t stream);
+template <typename T>
+void fused_forward(const Problem& problem, Cost cost, const T* x, const T* y, T* values, void* workspace,
+                   cudaStream_t stream);
+template <typename T>
+void fused_backward(const Problem& problem, Cost cost, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
+                    void* workspace, cudaStream_t stream, int64_t dvalues_stride = 1);
+// The cost tensor (batch x n x m) by the same code the fused forward runs.
+template <typename T>
+void fused_cost(const Problem& problem, Cost cost, const T* x, const T* y, T* D, cudaStream_t stream);
 
 // The squared-Euclidean cost tensor D = ||x_i - y_j||^2 (batch x n x m, row-major) from x and y
 // as above, by the fused mode's cost policy (direct differences, no cancellation), for callers of

@@ -7,6 +7,10 @@
 //   cost_backward(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths) -> dvalues * d values / d D
 //   sqeuclidean_forward(x, y, gamma, bandwidth, x_lengths, y_lengths) -> (values, state)
 //   sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
+//   fused_forward(x, y, dist, gamma, bandwidth, x_lengths, y_lengths, ...) -> (values, state)
+//   fused_backward(dvalues, x, y, dist, state, gamma, bandwidth, x_lengths, y_lengths) -> (grad_x, grad_y)
+//   fused_values(x, y, dist, gamma, bandwidth, x_lengths, y_lengths) -> values (no state kept)
+//     the fused mode of a named cost ("l1", "euclidean", "cosine", "negative_dot"; CUDA only)
 //   alignment_backward(G, D, gamma, bandwidth, x_lengths, y_lengths) -> H G, H the Hessian of soft-DTW
 //     in D (the backward of E(D); float64 on CPU and CUDA)
 //   pairwise_cost(x, y, dist) -> D   (a differentiable composite of torch ops)
@@ -53,6 +57,18 @@ std::tuple<at::Tensor, at::Tensor> sqeuclidean_backward(const at::Tensor& dvalue
                                                         const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                                                         const c10::optional<at::Tensor>& y_lengths = c10::nullopt,
     int64_t sakoe_chiba_radius = -1, double itakura_max_slope = 0.0);
+std::tuple<at::Tensor, at::Tensor> fused_forward(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                                                 double gamma, int64_t bandwidth = -1,
+                                                 const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                 const c10::optional<at::Tensor>& y_lengths = c10::nullopt, int64_t sakoe_chiba_radius = -1, double itakura_max_slope = 0.0);
+at::Tensor fused_values(const at::Tensor& x, const at::Tensor& y, const std::string& dist, double gamma,
+                        int64_t bandwidth = -1, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                        const c10::optional<at::Tensor>& y_lengths = c10::nullopt, int64_t sakoe_chiba_radius = -1, double itakura_max_slope = 0.0);
+std::tuple<at::Tensor, at::Tensor> fused_backward(const at::Tensor& dvalues, const at::Tensor& x, const at::Tensor& y,
+                                                  const std::string& dist, const at::Tensor& state, double gamma,
+                                                  int64_t bandwidth = -1,
+                                                  const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                  const c10::optional<at::Tensor>& y_lengths = c10::nullopt, int64_t sakoe_chiba_radius = -1, double itakura_max_slope = 0.0);
 at::Tensor alignment_backward(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth = -1,
                               const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                               const c10::optional<at::Tensor>& y_lengths = c10::nullopt,
@@ -73,7 +89,7 @@ at::Tensor soft_dtw_sqeuclidean(const at::Tensor& x, const at::Tensor& y, double
 
 // Pairwise costs (B, N, M) between the rows of x and y, differentiable: "sqeuclidean" (aliases
 // "sq_euclidean", "squared_euclidean"), "euclidean", "cosine" (1 - cosine similarity), "l1"
-// (aliases "manhattan", "cityblock"). Computed in float32 for float16/bfloat16 inputs, autocast or not.
+// (aliases "manhattan", "cityblock"), "negative_dot" (-<x_i, y_j>). Computed in float32 for float16/bfloat16 inputs, autocast or not.
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist = "sqeuclidean");
 
 // The loss with every option of sdtw::nn::SoftDtwOptions (and of sdtw_torch.SoftDTW): validated and

@@ -31,7 +31,8 @@ struct SoftDtwOptions {
   // The divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (three separate calls: N != M is fine).
   bool normalize = false;
   std::string dist = "sqeuclidean";  // see sdtw::ops::pairwise_cost for the others
-  // Absent: fused (no N x M cost tensor) for "sqeuclidean", the cost-tensor path otherwise.
+  // Absent or true: fused, no N x M cost tensor (on CUDA every named dist; on the CPU "sqeuclidean", the
+  // others computing their cost tensor, as false does). False: the cost-tensor path.
   // true with another dist is an error.
   std::optional<bool> fused;
   std::string reduction = "none";  // "none": (B,) (or () unbatched); "mean", "sum": over the batch
