@@ -102,7 +102,7 @@ build_sdtw() {
 # capture), the cost tensor, and the values-only forward at 1 x 1, 32 x 32, per-pair lengths and
 # with pair indices.
 # shellcheck disable=SC2034  # used by the scripts that source this file
-SANITIZER_FILTER='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*:Shapes/ValuesOnly.*/0:Shapes/ValuesOnly.*/3:Shapes/ValuesOnly.*/6:ValuesOnly.PairIndicesGiveTheGatheredPairs:Shapes/HardMin.*/0:Shapes/HardMin.*/3:HardMinAlone.*:Shapes/AlignmentBackward.*/0:Shapes/AlignmentBackward.*/7:AlignmentBackwardNonFinite.*'
+SANITIZER_FILTER='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*:Shapes/ValuesOnly.*/0:Shapes/ValuesOnly.*/3:Shapes/ValuesOnly.*/6:ValuesOnly.PairIndicesGiveTheGatheredPairs:Shapes/HardMin.*/0:Shapes/HardMin.*/3:HardMinAlone.*:Shapes/AlignmentBackward.*/0:Shapes/AlignmentBackward.*/7:AlignmentBackwardNonFinite.*:Shapes/Constrained.*/4:Shapes/Constrained.*/8:Shapes/Constrained.*/12:Constrained.HessianProductIsTheReferencesOnMaskedCosts:Shapes/NamedCosts.*/3:Shapes/NamedCosts.*/6:Gammas/NonFiniteCost.*'
 
 # sanitize TESTS OUT FILTER TOOL...: compute-sanitizer TOOL on the kernel tests binary TESTS with
 # the gtest FILTER, the output of each in OUT/sanitizer_TOOL.txt; prints one summary line a tool

@@ -15,6 +15,17 @@ _RING_BYTES_PER_CHUNK = 1 << 28
 _RING_SAMPLE_PAIRS = 1024
 
 
+def floating_sets(X, Y):
+    """Integer or bool series sets are promoted as soft_dtw promotes a target (and tslearn converts to
+    float): to the other's floating dtype, or torch's default dtype when neither is floating."""
+    if not isinstance(X, torch.Tensor) or (Y is not None and not isinstance(Y, torch.Tensor)):
+        return X, Y
+    to = X.dtype if X.is_floating_point() else Y.dtype if Y is not None and Y.is_floating_point() \
+        else torch.get_default_dtype()
+    promoted = [t.to(to) if t is not None and not t.is_floating_point() and not t.is_complex() else t for t in (X, Y)]
+    return promoted[0], promoted[1]
+
+
 def check_series_set(X, name):
     """X must be a floating (B, N, D) tensor with B, N, D >= 1."""
     _check_tensor(X, name)
@@ -120,6 +131,7 @@ def cdist_soft_dtw(X, Y=None, *, gamma=1.0, bandwidth=None, normalize=False, X_l
     CUDA kernels index the pairs directly: no copies of the inputs and no saved state. With a
     gradient, each chunk is recomputed in the backward instead of keeping every chunk's state.
     """
+    X, Y = floating_sets(X, Y)
     check_series_set(X, "X")
     symmetric = Y is None
     if symmetric:

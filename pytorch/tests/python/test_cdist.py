@@ -115,6 +115,22 @@ def test_no_grad_needed_returns_plain_tensor():
     assert not C.requires_grad
 
 
+def test_integer_sets_are_promoted_as_tslearn_converts_them():
+    """tslearn's cdist_soft_dtw takes integer arrays; here an integer set takes the other's floating
+    dtype, or torch's default dtype when both are integers, and gives what the float input gives."""
+    g = torch.Generator().manual_seed(11)
+    X, Y = torch.randint(-3, 4, (4, 6, 2), generator=g), torch.randint(-3, 4, (3, 5, 2), generator=g)
+    want = sdtw_torch.cdist_soft_dtw(X.double(), Y.double(), gamma=0.5)
+    got = sdtw_torch.cdist_soft_dtw(X, Y.double(), gamma=0.5)
+    assert got.dtype == torch.float64
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    both = sdtw_torch.cdist_soft_dtw(X, Y, gamma=0.5)
+    assert both.dtype == torch.get_default_dtype()
+    torch.testing.assert_close(both, want.to(both.dtype), rtol=1e-5, atol=1e-5)
+    symmetric = sdtw_torch.cdist_soft_dtw(X.bool(), gamma=0.5)
+    torch.testing.assert_close(symmetric, sdtw_torch.cdist_soft_dtw(X.bool().to(torch.get_default_dtype()), gamma=0.5))
+
+
 @pytest.mark.parametrize("call,match", [
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4)), r"X must have shape \(B, N, D\)"),
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), torch.randn(2, 4, 3)), "same number of features"),
@@ -130,7 +146,7 @@ def test_no_grad_needed_returns_plain_tensor():
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(2, 6, 1), torch.randn(2, 6, 1), bandwidth=1, X_lengths=[6, 2]),
      r"bandwidth 1 is narrower than the largest \|length of X\[i\] - length of Y\[j\]\| = 4"),
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), pairs_per_chunk=0), "pairs_per_chunk must be"),
-    (lambda: sdtw_torch.cdist_soft_dtw(torch.randint(0, 3, (3, 4, 2))), "X must be a floating-point tensor"),
+    (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2).to(torch.complex64)), "X must be a floating-point tensor"),
     (lambda: sdtw_torch.cdist_soft_dtw(torch.randn(3, 4, 2), X_lengths=torch.tensor([4, 4, 4], device="meta")),
      r"X_lengths must be on the CPU or on the device of the series \(cpu\), but it is on meta"),
 ])
