@@ -27,9 +27,12 @@ TARGETS = {
     (32, 512, 64): (0.15, "ms"),
 }
 COST_TENSOR_DP_OVER_FUSED_MAX = 1.2
-# The modes as the CSV and kernels.md name them, by the benchmark's fused:1 / fused:0.
-MODE = {1: "fused", 0: "cost-tensor-dp"}
-MODE_TEXT = {1: "fused", 0: "cost-tensor DP"}
+NAMED_COST_OVER_SQEUCLIDEAN_MAX = 1.2
+# The modes as the CSV and kernels.md name them: BM_SoftDtw's fused:1 / fused:0, and BM_FusedCost's
+# cost:k, the fused step of the kernels' Cost k (its order in soft_dtw.hpp), timed in the same run.
+COSTS = ["sqeuclidean", "l1", "euclidean", "cosine", "negative_dot"]
+MODES = ["fused", "cost-tensor-dp"] + [f"fused-{c}" for c in COSTS]
+MODE_TEXT = {"fused": "fused", "cost-tensor-dp": "cost-tensor DP", **{f"fused-{c}": f"fused {c}" for c in COSTS}}
 
 # The floor model (docs/DESIGN.md §4.7), H100 SXM at the clock it uses.
 SMS, ISSUE_PER_CLK, FP32_LANES, CLOCK_HZ = 132, 4, 128, 1.6e9
@@ -42,14 +45,17 @@ LAG_STEPS = 32                   # hand-off between strips, at least one chunk
 BYTES_PER_CELL = {1: 24, 0: 28}
 
 EXTRA_COLUMNS = ["stddev_ms", "cells_per_s", "workspace_bytes_per_cell", "floor_chain_ms", "floor_issue_ms",
-                 "floor_memory_ms", "binding_floor", "cost_tensor_dp_over_fused", "target", "target_met"]
+                 "floor_memory_ms", "binding_floor", "cost_tensor_dp_over_fused", "cost_over_sqeuclidean", "target",
+                 "target_met"]
 COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
 GAMMA = 1.0  # the benchmark's Problem (fused_vs_unfused_bench.cu)
 
 
 def parse(name):
-    fields = dict(re.findall(r"(B|N|D|fused):(\d+)", name))
-    return tuple(int(fields[k]) for k in ("B", "N", "D", "fused"))
+    """(B, N, D, mode) of a benchmark run's name."""
+    fields = dict(re.findall(r"(B|N|D|fused|cost):(\d+)", name))
+    mode = f"fused-{COSTS[int(fields['cost'])]}" if "cost" in fields else MODES[1 - int(fields["fused"])]
+    return tuple(int(fields[k]) for k in ("B", "N", "D")) + (mode,)
 
 
 def floors_ms(b, n, d, fused):
@@ -64,10 +70,13 @@ def floors_ms(b, n, d, fused):
     return {"chain": chain, "issue": issue, "memory": memory}
 
 
-def target_of(key, median_ms, cells_per_s, over_fused):
+def target_of(key, median_ms, cells_per_s, over_fused, over_sqeuclidean):
     """(text, met) of the point's target, or ('', '') when it has none."""
-    b, n, d, fused = key
-    if fused and (b, n, d) in TARGETS:
+    b, n, d, mode = key
+    if over_sqeuclidean:
+        return (f"{over_sqeuclidean:.2f}x sqeuclidean (<= {NAMED_COST_OVER_SQEUCLIDEAN_MAX:g}x)",
+                over_sqeuclidean <= NAMED_COST_OVER_SQEUCLIDEAN_MAX)
+    if mode == "fused" and (b, n, d) in TARGETS:
         bound, unit = TARGETS[(b, n, d)]
         if unit == "ms":
             return f"<= {bound:g} ms", median_ms <= bound
@@ -87,6 +96,11 @@ def repetition_times(bench):
     return times
 
 
+def median_of(times, key):
+    """The nearest-rank median of a point's repetitions, or None when the run has no such point."""
+    return sdtw_results.nearest_rank(times[key], 0.5) if key in times else None
+
+
 def rows_of(bench):
     points = {}
     for r in bench["benchmarks"]:
@@ -94,8 +108,9 @@ def rows_of(bench):
             points.setdefault(parse(r["run_name"]), {})[r["aggregate_name"]] = r
     times = repetition_times(bench)
     rows = []
-    for key in sorted(points, key=lambda k: (k[1], k[0], k[2], -k[3])):
-        b, n, d, fused = key
+    for key in sorted(points, key=lambda k: (k[1], k[0], k[2], MODES.index(k[3]))):
+        b, n, d, mode = key
+        fused = mode != "cost-tensor-dp"
         p = points[key]
         if key not in times:
             raise ValueError(f"{p['median']['run_name']}: no per-repetition runs in the JSON (run the benchmark "
@@ -103,20 +118,21 @@ def rows_of(bench):
         spread = sdtw_results.spread(times[key])
         median = spread["time_ms_median"]
         cells_per_s = p["median"].get("cells_per_s", float("nan"))
-        other = points.get((b, n, d, 1 - fused))
         floors = floors_ms(b, n, d, fused)
-        other_ms = other and sdtw_results.nearest_rank(times.get((b, n, d, 1 - fused), [math.nan]), 0.5)
-        ratio = median / other_ms if not fused and other_ms else None
-        target, met = target_of(key, median, cells_per_s, ratio)
+        fused_ms, sq_ms = (median_of(times, (b, n, d, m)) for m in ("fused", "fused-sqeuclidean"))
+        ratio = median / fused_ms if mode == "cost-tensor-dp" and fused_ms else None
+        over_sq = median / sq_ms if mode.startswith("fused-") and mode != "fused-sqeuclidean" and sq_ms else None
+        target, met = target_of(key, median, cells_per_s, ratio, over_sq)
         rows.append({
-            "grid": "kernels", "impl": "ours", "api": "kernel", "mode": MODE[fused],
+            "grid": "kernels", "impl": "ours", "api": "kernel", "mode": mode,
             "device": "cuda", "dtype": "float32", "B": b, "N": n, "M": n, "D": d, "gamma": GAMMA,
             "bandwidth": "none", "normalize": False, "disposition": "passed", **spread, "verified": "off",
             "gpu": "0", "stddev_ms": p.get("stddev", {}).get("real_time", float("nan")), "cells_per_s": cells_per_s,
             "workspace_bytes_per_cell": p["median"].get("workspace_B_per_cell", float("nan")),
             "floor_chain_ms": floors["chain"], "floor_issue_ms": floors["issue"], "floor_memory_ms": floors["memory"],
             "binding_floor": max(floors, key=floors.get),
-            "cost_tensor_dp_over_fused": "" if ratio is None else ratio, "target": target,
+            "cost_tensor_dp_over_fused": "" if ratio is None else ratio,
+            "cost_over_sqeuclidean": "" if over_sq is None else over_sq, "target": target,
             "target_met": "" if met == "" else ("yes" if met else "no"),
         })
     return rows, next(r["repetitions"] for r in bench["benchmarks"] if r.get("run_type") == "aggregate")
@@ -129,7 +145,9 @@ def markdown(rows, reps, gpu, commit, date):
         f"Measured with `sdtw_kernels_bench --benchmark_repetitions={reps}` (CUDA events around forward + "
         "backward, min 0.5 s per repetition; nearest-rank median and p10-p90 over the repetitions; stddev "
         "beside them). The cost-tensor DP is the DP on a given cost tensor, with no chain rule to x and y (the "
-        "paper's \"unfused\" is the whole step through a cost tensor).\n",
+        "paper's \"unfused\" is the whole step through a cost tensor). \"fused <cost>\" is the fused step of that "
+        "named cost (BM_FusedCost), its target at most "
+        f"{NAMED_COST_OVER_SQEUCLIDEAN_MAX:g}x the fused sqeuclidean step timed the same way in the same run.\n",
         f"Floors (docs/DESIGN.md §4.7): chain = 2 x ((N/32 - 1) x {LAG_STEPS} + M + 31) dependent steps of "
         f"{STEP_NS:g} ns; issue = {DP_WARP_INSTRUCTIONS}/32 warp instructions per cell (+ the fused cost's 2 D "
         f"lane operations) at {SMS} SMs x {ISSUE_PER_CLK}/clk x {CLOCK_HZ / 1e9:g} GHz; memory = "
@@ -142,7 +160,7 @@ def markdown(rows, reps, gpu, commit, date):
     for r in rows:
         floor = r["floor_" + r["binding_floor"] + "_ms"]
         out.append(
-            f"| {r['B']} | {r['N']} | {r['D']} | {MODE_TEXT[r['mode'] == 'fused']} | {r['time_ms_median']:.3f} "
+            f"| {r['B']} | {r['N']} | {r['D']} | {MODE_TEXT[r['mode']]} | {r['time_ms_median']:.3f} "
             f"({r['time_ms_p10']:.3f}-{r['time_ms_p90']:.3f}) | {r['stddev_ms']:.3f} | "
             f"{r['cells_per_s'] / 1e9:.2f} G | {r['workspace_bytes_per_cell']:.3f} | {r['floor_chain_ms']:.3f} | "
             f"{r['floor_issue_ms']:.3f} | {r['floor_memory_ms']:.3f} | {r['binding_floor']} | "

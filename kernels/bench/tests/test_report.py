@@ -18,9 +18,12 @@ report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
 
 
-def aggregate(b, n, d, fused, median_ms, cells_per_s):
-    """Three repetitions (median_ms between a faster and a slower one) and their aggregates."""
+def aggregate(b, n, d, fused, median_ms, cells_per_s, cost=None):
+    """Three repetitions (median_ms between a faster and a slower one) and their aggregates; with
+    cost, BM_FusedCost's run of the kernels' Cost of that index."""
     name = f"BM_SoftDtw/B:{b}/N:{n}/D:{d}/fused:{fused}/min_time:0.500/manual_time"
+    if cost is not None:
+        name = f"BM_FusedCost/B:{b}/N:{n}/D:{d}/cost:{cost}/min_time:0.500/manual_time"
     base = {"run_name": name, "run_type": "aggregate", "repetitions": 3, "cells_per_s": cells_per_s,
             "workspace_B_per_cell": 4.3}
     runs = [{"run_name": name, "run_type": "iteration", "repetition_index": i, "real_time": t}
@@ -33,7 +36,9 @@ def aggregate(b, n, d, fused, median_ms, cells_per_s):
 def rows(tmp_path):
     bench = {"benchmarks": (
         aggregate(16, 128, 64, 1, 0.05, 5.2e9) + aggregate(16, 128, 64, 0, 0.07, 3.7e9)
-        + aggregate(1024, 1024, 64, 1, 30.0, 35.8e9) + aggregate(32, 2048, 64, 1, 5.0, 26.8e9))}
+        + aggregate(1024, 1024, 64, 1, 30.0, 35.8e9) + aggregate(32, 2048, 64, 1, 5.0, 26.8e9)
+        + aggregate(32, 512, 64, 1, 0.5, 1e10, cost=0) + aggregate(32, 512, 64, 1, 0.55, 1e10, cost=1)
+        + aggregate(32, 512, 64, 1, 1.0, 1e10, cost=3))}
     (tmp_path / "bench.json").write_text(json.dumps(bench))
     out = subprocess.run([sys.executable, str(REPORT), str(tmp_path / "bench.json"), "--gpu", "H100", "--commit",
                           "abc", "--date", "2026-11-24", "--csv", str(tmp_path / "kernels.csv")],
@@ -69,6 +74,16 @@ def test_targets_met_and_not(rows):
     assert rows[(1024, 1024, "fused")]["target"] == ">= 80 G cells/s"
     assert rows[(1024, 1024, "fused")]["target_met"] == "no"
     assert rows[(32, 2048, "fused")]["target"] == "" and rows[(32, 2048, "fused")]["target_met"] == ""  # none
+
+
+def test_named_costs_are_timed_against_sqeuclidean_of_the_same_run(rows):
+    assert float(rows[(32, 512, "fused-l1")]["cost_over_sqeuclidean"]) == pytest.approx(1.1)
+    assert rows[(32, 512, "fused-l1")]["target"] == "1.10x sqeuclidean (<= 1.2x)"
+    assert rows[(32, 512, "fused-l1")]["target_met"] == "yes"
+    assert rows[(32, 512, "fused-cosine")]["target"] == "2.00x sqeuclidean (<= 1.2x)"
+    assert rows[(32, 512, "fused-cosine")]["target_met"] == "no"
+    assert rows[(32, 512, "fused-sqeuclidean")]["cost_over_sqeuclidean"] == ""
+    assert rows[(32, 512, "fused-sqeuclidean")]["target"] == ""
 
 
 def test_floors_by_hand(rows):
