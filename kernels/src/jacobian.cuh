@@ -1,7 +1,8 @@
 #pragma once
 // Chains E through the squared-Euclidean cost: grad_x_i = 2 sum_j E_ij (x_i - y_j) and
 // grad_y_j = 2 sum_i E_ij (y_j - x_i), i.e. 2 (self_r sum_k E_rk - sum_k E_rk other_k), a tiled
-// product over the E left in the saved state. float runs the product on the tensor cores at
+// product over the E left in the saved state. With another scale and self weight it is the
+// gradient of the named costs linear in the rows, over their weights W (alignment_weights.cuh). float runs the product on the tensor cores at
 // float32 accuracy (3xTF32), double with FMAs.
 #include <algorithm>
 #include <type_traits>
@@ -22,6 +23,9 @@ struct JacobianArgs {
   const In* other;  // y for grad_x, x for grad_y
   In* grad;
   const T* dense = nullptr;  // batch x n x m row-major, read instead of the state (kDense)
+  // grad_r = scale (self_weight self_r sum_k E_rk - sum_k E_rk other_k)
+  T scale = T(2);
+  T self_weight = T(1);
 };
 
 constexpr int kJacThreads = 256;
@@ -282,7 +286,7 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
     const int64_t row = r0 + r, d = d0 + f;
     if (row >= padded_rows || d >= a.dim) return;
     const int64_t at = (b * padded_rows + row) * a.dim + d;
-    a.grad[at] = static_cast<In>(row < rows ? T(2) * (static_cast<T>(a.self[at]) * rowsum - dot) : T(0));
+    a.grad[at] = static_cast<In>(row < rows ? a.scale * (a.self_weight * static_cast<T>(a.self[at]) * rowsum - dot) : T(0));
   });
 }
 

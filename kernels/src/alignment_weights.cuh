@@ -1,0 +1,92 @@
+#pragma once
+// The named costs whose derivative is linear in the rows (d cost / d self = w_self self + w_other
+// other) reach the tensor-core product of jacobian.cuh instead of cost_gradient.cuh's CUDA-core
+// loop. grad_self_r = sum_k w_self(r, k) self_r + sum_k w_other(r, k) other_k, and w_other is
+// symmetric in x and y for every such metric, so W = -w_other is one matrix for both gradients:
+// - negative dot: W = E, w_self = 0 (the saved E as it is);
+// - Euclidean: W = E / cost = w_self, so the product's own row sums give the self term;
+// - cosine: W = E / (|x_i| |y_j|) (clamped norms), and sum_k w_self(r, k) = <self_r, (W other)_r> /
+//   |self_r|^2, a projection applied after the product (project_out_rows).
+// Each rewrites E in the state in place; cells outside a pair's lengths are left as they are (the
+// product reads them as 0).
+#include "cost_gradient.cuh"
+
+namespace sdtw::kernels::detail {
+
+template <typename T>
+struct AlignmentWeightsArgs {
+  int64_t batch, n, m, dim, strips;
+  const int64_t* x_len;
+  const int64_t* y_len;
+  typename CellState<T>::Word* state;  // E in, W out
+};
+
+// Grid: (tiles of 32 columns, kWarps a block; strips of 32 rows; pairs). A warp's 32 x 32 tile:
+// its costs by the policy's column() (the forward's code), staged so that each cell finds its
+// own, then W over the E the backward left there.
+template <typename T, typename Metric>
+__global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
+    alignment_weights_kernel(FeatureCost<T, Metric, 8, T> cost, AlignmentWeightsArgs<T> a) {
+  using State = CellState<T>;
+  constexpr int kWarps = cost_gradient_warps<T>();
+  __shared__ T costs[kWarps][kWarp][kWarp + 1];  // [warp][x row][y column]
+  __shared__ typename FeatureCost<T, Metric, 8, T>::Scratch scratch[kWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
+  const int64_t b = blockIdx.z, i0 = static_cast<int64_t>(blockIdx.y) * kWarp;
+  const int64_t j0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * kWarp;
+  const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
+  const int64_t yl = a.y_len ? Schedule::clamp_length(a.y_len[b], a.m) : a.m;
+  if (i0 >= xl || j0 >= yl) return;  // warp-uniform: no cell of this tile is in the pair
+  const int64_t j_lane = j0 + lane < a.m ? j0 + lane : a.m - 1;
+  T column[kWarp];
+  cost.column(b, i0, a.n, j_lane, scratch[warp], column);
+#pragma unroll
+  for (int r = 0; r < kWarp; ++r) costs[warp][r][lane] = column[r];
+  [[maybe_unused]] T x_norm2 = T(0), y_norm2 = T(0);
+  if constexpr (Metric::kNorms) {
+    const int64_t i_lane = i0 + lane < a.n ? i0 + lane : a.n - 1;
+    x_norm2 = squared_norm(cost.x + (b * a.n + i_lane) * a.dim, a.dim);
+    y_norm2 = squared_norm(cost.y + (b * a.m + j_lane) * a.dim, a.dim);
+  }
+  __syncwarp();
+  // Warp step t holds column t - lane of row i0 + lane: steps [j0, j0 + 63) cover the tile.
+  auto* words = a.state + state_index(b * a.strips + i0 / kWarp, a.m, 0, lane);
+  for (int t = 0; t < 2 * kWarp - 1; ++t) {
+    const int c = t - lane;
+    [[maybe_unused]] const T column_norm2 = __shfl_sync(kFullMask, y_norm2, c < 0 ? 0 : c > kWarp - 1 ? kWarp - 1 : c);
+    if (c < 0 || c >= kWarp || i0 + lane >= xl || j0 + c >= yl) continue;
+    auto& word = words[(j0 + t) * kWarp];
+    T w_self, w_other;
+    Metric::weights(State::held(word), costs[warp][lane][c], x_norm2, column_norm2, w_self, w_other);
+    word = State::hold(-w_other);
+  }
+}
+
+// grad_r -= <self_r, grad_r> / |self_r|^2 self_r for each row of x and of y (one warp a row; the
+// first batch * n warps take rows of x): the cosine's self term, given grad = -W other. A row
+// whose norm is below the cost's eps has no radial term (Cosine::weights).
+template <typename T>
+__global__ void project_out_rows(int64_t rows_x, int64_t rows_y, int64_t dim, const T* x, const T* y, T* grad_x,
+                                 T* grad_y) {
+  const int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
+  const int lane = threadIdx.x & 31;
+  if (row >= rows_x + rows_y) return;
+  const bool is_x = row < rows_x;
+  const T* self = (is_x ? x : y) + (is_x ? row : row - rows_x) * dim;
+  T* grad = (is_x ? grad_x : grad_y) + (is_x ? row : row - rows_x) * dim;
+  T norm2 = T(0), dot = T(0);
+  for (int64_t f = lane; f < dim; f += kWarp) {
+    norm2 = fma(self[f], self[f], norm2);
+    dot = fma(self[f], grad[f], dot);
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    norm2 += __shfl_xor_sync(kFullMask, norm2, offset);
+    dot += __shfl_xor_sync(kFullMask, dot, offset);
+  }
+  if (!(sqrt(norm2) >= T(1e-8))) return;
+  const T scale = dot / norm2;
+  for (int64_t f = lane; f < dim; f += kWarp) grad[f] = fma(-scale, self[f], grad[f]);
+}
+
+}  // namespace sdtw::kernels::detail
