@@ -337,3 +337,11 @@ def test_cuda_subsequence_end_and_device_lengths_match_cpu():
                                                    y_lengths=yl.cuda())
         torch.testing.assert_close(gpu.end.cpu(), cpu.end, rtol=1e-10, atol=1e-12)
         torch.testing.assert_close(gpu.expected_end.cpu(), cpu.expected_end, rtol=1e-10, atol=1e-12)
+
+
+def test_tslearns_documented_subsequence_example():
+    """tslearn: dtw_subsequence_path([2., 3.], [1., 2., 2., 3., 4.]) -> path [(0, 2), (1, 3)], dist 0.0."""
+    x, y = torch.tensor([[2.0], [3.0]], dtype=torch.float64), torch.tensor([[1.0], [2.0], [2.0], [3.0], [4.0]],
+                                                                           dtype=torch.float64)
+    assert sdtw_torch.soft_dtw(x, y, gamma=0.0, subsequence=True).item() == 0.0
+    assert sdtw_torch.subsequence_end(x, y, gamma=0.0).expected_end.item() == 3.0
