@@ -60,11 +60,13 @@ at::Tensor subsequence_R(const at::Tensor& D, double gamma, double warp) {
   return at::stack(R, 1);
 }
 
-// Each pair's last row R(n_b - 1, j), j < M, from the diagonals; +inf past the pair's m_b.
+// Each pair's last row R(n_b - 1, j), j < M, from the diagonals; +inf past the pair's m_b. Lengths
+// on the device are not checked on the host (check_inputs does): clamped, a bad one cannot index
+// out of R.
 at::Tensor last_row(const at::Tensor& R, const Pair& p) {
   const auto index = R.options().dtype(at::kLong);
   const at::Tensor row =
-      (p.x_len ? p.x_len->to(index) : at::full({p.batch}, p.n, index)).sub(1).unsqueeze(1);
+      (p.x_len ? p.x_len->to(index).clamp(1, p.n) : at::full({p.batch}, p.n, index)).sub(1).unsqueeze(1);
   const at::Tensor j = at::arange(p.m, index).unsqueeze(0);
   const at::Tensor r = R.reshape({p.batch, -1}).gather(1, (row + j) * p.n + row);
   return p.y_len ? r.masked_fill(j >= p.y_len->to(index).unsqueeze(1), kInf) : r;

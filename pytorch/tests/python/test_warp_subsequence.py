@@ -263,6 +263,15 @@ def test_gradcheck_float64():
     assert torch.autograd.gradcheck(lambda d: sdtw_torch.subsequence_end_from_cost(d, gamma=0.5, warp=0.2), (D,))
 
 
+def test_second_order_gradgradcheck_float64():
+    """create_graph=True: warp through the cost operator's Hessian-vector product, subsequence through
+    the composite's own ops."""
+    D = costs((2, 4, 5), 26).requires_grad_(True)
+    for subsequence in [False, True]:
+        assert torch.autograd.gradgradcheck(lambda d: sdtw_torch.soft_dtw_cost(
+            d, gamma=0.6, warp=0.4, subsequence=subsequence, x_lengths=[4, 3]), (D,))
+
+
 def test_module_and_unbatched_calls():
     x, y = series((5, 2), 17), series((8, 2), 18)
     loss = sdtw_torch.SoftDTW(gamma=0.3, warp=0.4, subsequence=True)

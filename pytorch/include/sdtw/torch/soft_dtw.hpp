@@ -56,7 +56,8 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptio
                     const std::optional<at::Tensor>& y_lengths = std::nullopt);
 
 // Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)), differentiable in D. Uses gamma,
-// bandwidth and reduction; normalize must be false; dist and fused do not apply.
+// bandwidth, the constraint, reduction, warp and subsequence; normalize must be false; dist and fused do
+// not apply.
 at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options = {},
                          const std::optional<at::Tensor>& x_lengths = std::nullopt,
                          const std::optional<at::Tensor>& y_lengths = std::nullopt);
