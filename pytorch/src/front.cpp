@@ -123,13 +123,14 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
                          const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                          bool normalize, const std::string& dist, c10::optional<bool> fused,
                          const std::string& reduction, bool check_inputs, const c10::optional<std::string>& global_constraint,
-    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp, bool subsequence) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
                         const c10::optional<at::Tensor>&, double, c10::optional<double>, bool, c10::string_view,
-                        c10::optional<bool>, c10::string_view, bool, c10::optional<c10::string_view>, c10::optional<int64_t>, c10::optional<double>)>("sdtw::soft_dtw_loss");
+                        c10::optional<bool>, c10::string_view, bool, c10::optional<c10::string_view>, c10::optional<int64_t>,
+                        c10::optional<double>, double, bool)>("sdtw::soft_dtw_loss");
   return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, normalize, dist, fused, reduction, check_inputs, detail::view(global_constraint), sakoe_chiba_radius,
-                 itakura_max_slope);
+                 itakura_max_slope, warp, subsequence);
 }
 
 at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
@@ -137,13 +138,14 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               c10::optional<double> bandwidth, const std::string& reduction,
                               const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
                               bool check_inputs, const c10::optional<std::string>& global_constraint,
-    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp, bool subsequence) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
                         c10::optional<double>, c10::string_view, const c10::optional<at::Tensor>&,
-                        const c10::optional<at::Tensor>&, bool, c10::optional<c10::string_view>, c10::optional<int64_t>, c10::optional<double>)>("sdtw::soft_dtw_cost_loss");
+                        const c10::optional<at::Tensor>&, bool, c10::optional<c10::string_view>, c10::optional<int64_t>,
+                        c10::optional<double>, double, bool)>("sdtw::soft_dtw_cost_loss");
   return op.call(D, x_lengths, y_lengths, gamma, bandwidth, reduction, D_xx, D_yy, check_inputs, detail::view(global_constraint), sakoe_chiba_radius,
-                 itakura_max_slope);
+                 itakura_max_slope, warp, subsequence);
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
@@ -167,6 +169,26 @@ at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tens
                         c10::optional<double>, bool, c10::optional<c10::string_view>, c10::optional<int64_t>, c10::optional<double>)>("sdtw::alignment_from_cost");
   return op.call(D, x_lengths, y_lengths, gamma, bandwidth, check_inputs, detail::view(global_constraint), sakoe_chiba_radius,
                  itakura_max_slope);
+}
+
+std::tuple<at::Tensor, at::Tensor> subsequence_end(const at::Tensor& x, const at::Tensor& y,
+                                                   const c10::optional<at::Tensor>& x_lengths,
+                                                   const c10::optional<at::Tensor>& y_lengths, double gamma,
+                                                   const std::string& dist, double warp) {
+  static const auto op = handle<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
+      c10::string_view, double)>("sdtw::subsequence_end");
+  return op.call(x, y, x_lengths, y_lengths, gamma, dist, warp);
+}
+
+std::tuple<at::Tensor, at::Tensor> subsequence_end_from_cost(const at::Tensor& D,
+                                                             const c10::optional<at::Tensor>& x_lengths,
+                                                             const c10::optional<at::Tensor>& y_lengths, double gamma,
+                                                             double warp) {
+  static const auto op = handle<std::tuple<at::Tensor, at::Tensor>(
+      const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double, double)>(
+      "sdtw::subsequence_end_from_cost");
+  return op.call(D, x_lengths, y_lengths, gamma, warp);
 }
 
 bool built_with_cuda() {
@@ -207,7 +229,8 @@ c10::optional<at::Tensor> present(const std::optional<at::Tensor>& t) {
 at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& o,
                     const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
   return ops::soft_dtw_loss(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.normalize,
-                            o.dist, optional(o.fused), o.reduction, o.check_inputs, constraint(o), radius(o), slope(o));
+                            o.dist, optional(o.fused), o.reduction, o.check_inputs, constraint(o), radius(o), slope(o),
+                            o.warp, o.subsequence);
 }
 
 at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std::optional<at::Tensor>& x_lengths,
@@ -216,7 +239,7 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std
                     "normalize=true needs x and y (sdtw(x, x) and sdtw(y, y)): use soft_dtw, not soft_dtw_cost");
   return ops::soft_dtw_cost_loss(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth),
                                  o.reduction, c10::nullopt, c10::nullopt, o.check_inputs, constraint(o), radius(o),
-                                 slope(o));
+                                 slope(o), o.warp, o.subsequence);
 }
 
 at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& o,
@@ -232,10 +255,19 @@ at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOpti
                         o.check_inputs, constraint(o), radius(o), slope(o));
 }
 
+std::tuple<at::Tensor, at::Tensor> subsequence_end(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptions& o,
+                                                   const std::optional<at::Tensor>& x_lengths,
+                                                   const std::optional<at::Tensor>& y_lengths) {
+  // The band and constraint are refused as the loss refuses them with subsequence.
+  ops::detail::resolve_options(o.gamma, band(o.bandwidth), false, o.dist, c10::nullopt, "none",
+                               ops::detail::view(constraint(o)), radius(o), slope(o), o.warp, true);
+  return ops::subsequence_end(x, y, present(x_lengths), present(y_lengths), o.gamma, o.dist, o.warp);
+}
+
 SoftDTWImpl::SoftDTWImpl(SoftDtwOptions opts) : options(std::move(opts)) {
   ops::detail::resolve_options(options.gamma, band(options.bandwidth), options.normalize, options.dist,
                                optional(options.fused), options.reduction, ops::detail::view(constraint(options)),
-                               radius(options), slope(options));
+                               radius(options), slope(options), options.warp, options.subsequence);
 }
 
 at::Tensor SoftDTWImpl::forward(const at::Tensor& x, const at::Tensor& y, const std::optional<at::Tensor>& x_lengths,
@@ -252,6 +284,8 @@ void SoftDTWImpl::pretty_print(std::ostream& stream) const {
   if (options.global_constraint) stream << ", global_constraint=" << *options.global_constraint;
   if (options.sakoe_chiba_radius) stream << ", sakoe_chiba_radius=" << *options.sakoe_chiba_radius;
   if (options.itakura_max_slope) stream << ", itakura_max_slope=" << *options.itakura_max_slope;
+  if (options.warp != 0.0) stream << ", warp=" << options.warp;
+  if (options.subsequence) stream << ", subsequence=true";
   stream << ", normalize=" << (options.normalize ? "true" : "false") << ", dist=" << options.dist << ", fused=";
   if (options.fused)
     stream << (*options.fused ? "true" : "false");

@@ -71,14 +71,14 @@ std::tuple<at::Tensor, at::Tensor> floating_pair(const at::Tensor& x, const at::
   return {promoted(x), promoted(y)};
 }
 
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor> zero_padding(const at::Tensor& x, const at::Tensor& y,
                                                 const c10::optional<at::Tensor>& x_lengths,
                                                 const c10::optional<at::Tensor>& y_lengths) {
   const auto [xf, yf] = floating_pair(x, y);
   return {padding_zeroed(xf, x_lengths), padding_zeroed(yf, y_lengths)};
 }
-
-}  // namespace
 
 std::string canonical_dist(c10::string_view dist) {
   std::string d = text(dist);
@@ -136,7 +136,8 @@ std::pair<int64_t, double> resolve_constraint(c10::optional<c10::string_view> gl
 LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist,
                             c10::optional<bool> fused, c10::string_view reduction,
                             c10::optional<c10::string_view> global_constraint,
-                            c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+                            c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope,
+                            double warp, bool subsequence) {
   check_gamma(gamma);
   check_reduction(reduction);
   LossOptions o;
@@ -147,8 +148,24 @@ LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool 
   operator_constraint(o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);  // one constraint at most
   o.normalize = normalize;
   o.dist = canonical_dist(dist);
+  TORCH_CHECK_VALUE(std::isfinite(warp), "warp must be finite (got ", warp, ")");
+  o.warp = warp;
+  o.subsequence = subsequence;
+  const bool variant = warp != 0.0 || subsequence;
+  // The fused kernels add no cost offset and have no free start (variants.cpp computes these).
+  TORCH_CHECK_VALUE(!(variant && fused.value_or(false)), "fused=True does not apply with ",
+                    subsequence ? "subsequence=True" : "warp != 0", " (got warp=", warp, ", subsequence=",
+                    subsequence ? "True" : "False", "): leave fused unset (None) or pass False");
+  if (subsequence) {
+    const Constraint c = operator_constraint(o.bandwidth, o.sakoe_chiba_radius, o.itakura_max_slope);
+    TORCH_CHECK_VALUE(c.kind == ConstraintKind::none, "subsequence=True takes no band or global constraint (got ",
+                      describe(c), "): a band follows the diagonal from (0, 0) to (N-1, M-1), which a "
+                      "subsequence alignment need not");
+    TORCH_CHECK_VALUE(!normalize, "normalize=True does not apply with subsequence=True: the divergence compares "
+                      "whole series");
+  }
   // Every named cost is fused by default (a callable's cost, which only Python has, never is).
-  o.fused = fused.value_or(true);
+  o.fused = fused.value_or(!variant);
   o.reduction = text(reduction);
   return o;
 }
@@ -158,10 +175,11 @@ namespace {
 std::tuple<double, int64_t, bool, std::string, bool, std::string> soft_dtw_options(
     double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist, c10::optional<bool> fused,
     c10::string_view reduction, c10::optional<c10::string_view> global_constraint,
-    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
+    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp,
+    bool subsequence) {
   // The constraint is validated here (and with the band) but resolved by each loss operator.
   const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction, global_constraint,
-                                        sakoe_chiba_radius, itakura_max_slope);
+                                        sakoe_chiba_radius, itakura_max_slope, warp, subsequence);
   return {o.gamma, o.bandwidth, o.normalize, o.dist, o.fused, o.reduction};
 }
 
@@ -176,11 +194,12 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
                          bool normalize, c10::string_view dist, c10::optional<bool> fused,
                          c10::string_view reduction, bool check_inputs,
                          c10::optional<c10::string_view> global_constraint, c10::optional<int64_t> sakoe_chiba_radius,
-                         c10::optional<double> itakura_max_slope) {
+                         c10::optional<double> itakura_max_slope, double warp, bool subsequence) {
   const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction, global_constraint,
-                                        sakoe_chiba_radius, itakura_max_slope);
+                                        sakoe_chiba_radius, itakura_max_slope, warp, subsequence);
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
+    if (o.warp != 0.0 || o.subsequence) return variant_soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o, la, lb);
     if (o.fused)
       return soft_dtw_named_cost(a, b, o.dist, o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
     return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius,
@@ -199,14 +218,16 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               c10::optional<double> bandwidth, c10::string_view reduction,
                               const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
                               bool check_inputs, c10::optional<c10::string_view> global_constraint,
-                              c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope) {
-  const LossOptions o = resolve_options(gamma, bandwidth, false, "sqeuclidean", c10::nullopt, reduction,
-                                        global_constraint, sakoe_chiba_radius, itakura_max_slope);
+                              c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope,
+                              double warp, bool subsequence) {
   const bool normalize = D_xx.has_value() && D_xx->defined();
   TORCH_CHECK_VALUE(normalize == (D_yy.has_value() && D_yy->defined()),
                     "D_xx and D_yy (the self-costs of normalize) must be given together (got ",
                     normalize ? "D_xx" : "D_yy", " alone)");
+  const LossOptions o = resolve_options(gamma, bandwidth, normalize, "sqeuclidean", c10::nullopt, reduction,
+                                        global_constraint, sakoe_chiba_radius, itakura_max_slope, warp, subsequence);
   const auto cost = [&](const at::Tensor& C, const c10::optional<at::Tensor>& la, const c10::optional<at::Tensor>& lb) {
+    if (o.warp != 0.0 || o.subsequence) return variant_soft_dtw_cost(C, o, la, lb);
     return ops::soft_dtw_cost(C, gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
   };
   at::Tensor values = cost(D, x_lengths, y_lengths);
@@ -251,7 +272,7 @@ TORCH_LIBRARY_FRAGMENT(sdtw, m) {
   m.def(
       "soft_dtw_options(float gamma=1.0, float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\","
       " bool? fused=None, str reduction=\"none\", str? global_constraint=None, int? sakoe_chiba_radius=None,"
-      " float? itakura_max_slope=None) -> (float, int, bool, str, bool, str)");
+      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False) -> (float, int, bool, str, bool, str)");
   // tslearn's constraint keywords as the value operators' (sakoe_chiba_radius, itakura_max_slope).
   m.def(
       "constraint_options(str? global_constraint=None, int? sakoe_chiba_radius=None, float? itakura_max_slope=None)"
@@ -261,12 +282,12 @@ TORCH_LIBRARY_FRAGMENT(sdtw, m) {
       "soft_dtw_loss(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\", bool? fused=None,"
       " str reduction=\"none\", bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
-      " float? itakura_max_slope=None) -> Tensor");
+      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False) -> Tensor");
   m.def(
       "soft_dtw_cost_loss(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, str reduction=\"none\", Tensor? D_xx=None, Tensor? D_yy=None,"
       " bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
-      " float? itakura_max_slope=None) -> Tensor");
+      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False) -> Tensor");
   m.def(
       "alignment(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, str dist=\"sqeuclidean\", bool check_inputs=False, str? global_constraint=None,"

@@ -57,12 +57,15 @@ struct LossOptions {
   std::string dist;
   bool fused = true;
   std::string reduction;
+  double warp = 0.0;  // Parallel Tacotron 2's penalty on vertical and horizontal moves
+  bool subsequence = false;  // free start and end along the second series
 };
 LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool normalize, c10::string_view dist,
                             c10::optional<bool> fused, c10::string_view reduction,
                             c10::optional<c10::string_view> global_constraint = c10::nullopt,
                             c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt,
-                            c10::optional<double> itakura_max_slope = c10::nullopt);
+                            c10::optional<double> itakura_max_slope = c10::nullopt, double warp = 0.0,
+                            bool subsequence = false);
 // "sqeuclidean", "euclidean", "cosine" or "l1" for a dist name or alias (any case); else ValueError.
 std::string canonical_dist(c10::string_view dist);
 
@@ -85,6 +88,23 @@ void check_finite_series(const at::Tensor& x, const at::Tensor& y, const c10::op
 void check_finite_cost(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
                        const c10::optional<at::Tensor>& y_lengths, int64_t bandwidth, int64_t sakoe_chiba_radius,
                        double itakura_max_slope);
+
+// The loss's first step (loss.cpp): integer or bool series promoted to floating, padding zeroed.
+std::tuple<at::Tensor, at::Tensor> zero_padding(const at::Tensor& x, const at::Tensor& y,
+                                                const c10::optional<at::Tensor>& x_lengths,
+                                                const c10::optional<at::Tensor>& y_lengths);
+
+// soft-DTW of a cost tensor with o's warp and subsequence (variants.cpp): warp alone by the identity
+// onto sdtw::soft_dtw_cost, subsequence by subsequence_soft_dtw. Differentiable in D.
+at::Tensor variant_soft_dtw_cost(const at::Tensor& D, const LossOptions& o, const c10::optional<at::Tensor>& x_lengths,
+                                 const c10::optional<at::Tensor>& y_lengths);
+// Subsequence soft-DTW (subsequence.cpp), a composite of torch ops: values (B,) (or ()), and the end's
+// weights over each pair's last row (B, M) with the expected end column (B,) (0-based).
+at::Tensor subsequence_soft_dtw(const at::Tensor& D, double gamma, double warp,
+                                const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths);
+std::tuple<at::Tensor, at::Tensor> subsequence_end_of_cost(const at::Tensor& D, double gamma, double warp,
+                                                           const c10::optional<at::Tensor>& x_lengths,
+                                                           const c10::optional<at::Tensor>& y_lengths);
 
 // The composite behind sdtw::pairwise_cost (autograd flows through the torch ops it uses).
 at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, c10::string_view dist);

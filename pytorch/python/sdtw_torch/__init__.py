@@ -10,7 +10,8 @@ or in a build*/pytorch/ folder of the checkout.
 from ._library import LIBRARY_PATH, built_with_cuda
 from ._library import __version__  # CMake's project version + torch and CUDA of the build
 from . import _fake
-from .functional import alignment, alignment_from_cost, pairwise_cost, soft_dtw, soft_dtw_cost, softdtw
+from .functional import (SubsequenceEnd, alignment, alignment_from_cost, pairwise_cost, soft_dtw, soft_dtw_cost,
+                         softdtw, subsequence_end, subsequence_end_from_cost)
 from .module import SoftDTW
 from .barycenter import softdtw_barycenter
 from .cdist import cdist_soft_dtw
@@ -27,6 +28,9 @@ __all__ = [
     "alignment",
     "alignment_from_cost",
     "pairwise_cost",
+    "subsequence_end",
+    "subsequence_end_from_cost",
+    "SubsequenceEnd",
     "softdtw_barycenter",
     "cdist_soft_dtw",
     "SoftDTWKMeans",

@@ -1,4 +1,5 @@
-"""The functional API: soft_dtw, soft_dtw_cost, alignment, alignment_from_cost, pairwise_cost.
+"""The functional API: soft_dtw, soft_dtw_cost, alignment, alignment_from_cost, pairwise_cost,
+subsequence_end, subsequence_end_from_cost.
 
 Each function converts its Python arguments (numbers, numpy and 0-d tensor scalars, lists of
 lengths) and calls one operator, torch.ops.sdtw.soft_dtw_loss and the like, which validates the
@@ -15,6 +16,10 @@ import torch
 _Options = namedtuple("_Options", "gamma bandwidth normalize dist fused reduction")
 # tslearn's global constraints as the loss operators take them, after check_inputs.
 _Constraint = namedtuple("_Constraint", "global_constraint sakoe_chiba_radius itakura_max_slope")
+# The warp penalty and subsequence option as the loss operators take them, after the constraint.
+_Variant = namedtuple("_Variant", "warp subsequence")
+# Where a subsequence alignment ends: the weights over each pair's last row and sum_j j weight_j.
+SubsequenceEnd = namedtuple("SubsequenceEnd", "end expected_end")
 _INT64 = (-2**63, 2**63 - 1)
 
 
@@ -88,6 +93,13 @@ def _constraint(global_constraint=None, sakoe_chiba_radius=None, itakura_max_slo
     return _Constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
 
 
+def _variant(warp=0.0, subsequence=False):
+    """warp as a float and subsequence as a bool (the operator checks their values and combinations)."""
+    if subsequence not in (True, False):
+        raise TypeError(f"subsequence must be True or False (got {subsequence!r})")
+    return _Variant(_real(warp, "warp"), bool(subsequence))
+
+
 def _check_tensor(t, name):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor (got {type(t).__name__}); convert it with torch.as_tensor")
@@ -107,15 +119,17 @@ def _check_not_fused(o):
         raise ValueError(f"fused=True requires a named dist such as 'sqeuclidean' (got the callable {o.dist!r})")
 
 
-def _resolve(gamma, bandwidth, normalize, dist, fused, reduction, c=_Constraint(None, None, None)):
-    """The options validated by the operator (with the constraint c, _constraint), with its band
-    (-1: none), canonical dist and fused decided; a callable dist stays, and is never fused."""
+def _resolve(gamma, bandwidth, normalize, dist, fused, reduction, c=_Constraint(None, None, None),
+             v=_Variant(0.0, False)):
+    """The options validated by the operator (with the constraint c, _constraint, and the variant v,
+    _variant), with its band (-1: none), canonical dist and fused decided; a callable dist stays, and
+    is never fused."""
     o = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
     if callable(o.dist):
         _check_not_fused(o)
-        return _Options(*torch.ops.sdtw.soft_dtw_options(*o._replace(dist="sqeuclidean", fused=False), *c))._replace(
-            dist=o.dist)
-    return _Options(*torch.ops.sdtw.soft_dtw_options(*o, *c))
+        return _Options(*torch.ops.sdtw.soft_dtw_options(*o._replace(dist="sqeuclidean", fused=False), *c,
+                                                         *v))._replace(dist=o.dist)
+    return _Options(*torch.ops.sdtw.soft_dtw_options(*o, *c, *v))
 
 
 def _check_gamma(gamma, smooth_for=None):
@@ -153,29 +167,30 @@ def _callable_cost(a, b, dist):
     return D
 
 
-def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c):
+def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c, v):
     """The loss for a callable dist: its cost tensors (the self-costs too for normalize) go to the
     cost-tensor operator, which does the rest. Padding is zeroed first as the loss operator does."""
     _check_not_fused(o)
     x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
     selves = (_callable_cost(x, x, o.dist), _callable_cost(y, y, o.dist)) if o.normalize else (None, None)
     return torch.ops.sdtw.soft_dtw_cost_loss(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth, o.reduction,
-                                             *selves, check_inputs, *c)
+                                             *selves, check_inputs, *c, *v)
 
 
-def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False, c=_Constraint(None, None, None)):
-    """soft_dtw with converted options o (_convert) and constraint c (_constraint)."""
+def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False, c=_Constraint(None, None, None),
+              v=_Variant(0.0, False)):
+    """soft_dtw with converted options o (_convert), constraint c (_constraint) and variant v (_variant)."""
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     if callable(o.dist):
-        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c)
-    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c)
+        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c, v)
+    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c, *v)
 
 
 def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
              reduction="none", x_lengths=None, y_lengths=None, check_inputs=False, global_constraint=None,
-             sakoe_chiba_radius=None, itakura_max_slope=None):
+             sakoe_chiba_radius=None, itakura_max_slope=None, warp=0.0, subsequence=False):
     """Soft-DTW between x (B, N, D) and y (B, M, D) (or unbatched (N, D), (M, D)).
 
     Returns (B,) (or () unbatched) for reduction='none', else the mean or sum over the batch.
@@ -183,7 +198,7 @@ def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclid
     """
     options = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
     c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
-    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c)
+    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c, _variant(warp, subsequence))
 
 
 def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None):
@@ -192,14 +207,16 @@ def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclide
 
 
 def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=None, y_lengths=None,
-                  check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None):
-    """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D."""
+                  check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None,
+                  warp=0.0, subsequence=False):
+    """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D.
+    warp and subsequence as in SoftDTW."""
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, reduction)
     c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
     return torch.ops.sdtw.soft_dtw_cost_loss(D, xl, yl, o.gamma, o.bandwidth, o.reduction, None, None,
-                                             bool(check_inputs), *c)
+                                             bool(check_inputs), *c, *_variant(warp, subsequence))
 
 
 def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False,
@@ -233,3 +250,29 @@ def alignment(x, y, *, gamma=1.0, bandwidth=None, dist="sqeuclidean", x_lengths=
         return torch.ops.sdtw.alignment_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth,
                                                   bool(check_inputs), *c)
     return torch.ops.sdtw.alignment(x, y, xl, yl, o.gamma, o.bandwidth, o.dist, bool(check_inputs), *c)
+
+
+def subsequence_end_from_cost(D, *, gamma=1.0, warp=0.0, x_lengths=None, y_lengths=None):
+    """Where the subsequence alignment of D's rows in its columns ends (soft_dtw_cost(D,
+    subsequence=True)): SubsequenceEnd(end, expected_end), end (B, M) (or (M,)) the end's weights
+    over each pair's last row (d value / d R there; 0 past y_lengths, one-hot on the first optimal
+    column at gamma = 0, NaN where no path is finite), expected_end (B,) = sum_j j end_j, 0-based:
+    at gamma = 0 the optimal end column, tslearn's argmin of the last row. Differentiable in D."""
+    _check_tensor(D, "D")
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    v = _variant(warp, True)
+    return SubsequenceEnd(*torch.ops.sdtw.subsequence_end_from_cost(D, xl, yl, _real(gamma, "gamma"), v.warp))
+
+
+def subsequence_end(x, y, *, gamma=1.0, dist="sqeuclidean", warp=0.0, x_lengths=None, y_lengths=None):
+    """Where the subsequence alignment of x (B, N, D) in y (B, M, D) ends (soft_dtw(x, y,
+    subsequence=True)): SubsequenceEnd(end, expected_end) as subsequence_end_from_cost gives it."""
+    _check_tensor(x, "x")
+    _check_tensor(y, "y")
+    xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    o, v = _convert(gamma, None, False, dist, None, "none"), _variant(warp, True)
+    if callable(o.dist):
+        x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
+        return SubsequenceEnd(*torch.ops.sdtw.subsequence_end_from_cost(_callable_cost(x, y, o.dist), xl, yl, o.gamma,
+                                                                         v.warp))
+    return SubsequenceEnd(*torch.ops.sdtw.subsequence_end(x, y, xl, yl, o.gamma, o.dist, v.warp))

@@ -1,7 +1,7 @@
 """sdtw_torch.SoftDTW: a drop-in for softdtw-cuda-torch's SoftDTW module."""
 import torch
 
-from .functional import _constraint, _convert, _resolve, _soft_dtw
+from .functional import _constraint, _convert, _resolve, _soft_dtw, _variant
 
 
 class SoftDTW(torch.nn.Module):
@@ -21,6 +21,15 @@ class SoftDTW(torch.nn.Module):
         (default 2) and its inverse. A radius or a slope alone implies its constraint, as in
         tslearn; neither goes with bandwidth. A constraint that leaves no path is a ValueError
         where the lengths are known on the host, else that pair's value is inf (gradient NaN).
+    warp: Parallel Tacotron 2's warp penalty (finite, default 0), added to every vertical and
+        horizontal move of the alignment and not to the diagonal one. Computed exactly as soft-DTW of
+        the cost + 2 warp minus warp (N + M) per pair (2 warp per cell is warp per vertical or
+        horizontal move plus warp (N + M) on every path: docs/DESIGN.md), with bands, constraints,
+        lengths, normalize (all three terms) and gamma = 0; fused=True with warp != 0 is a ValueError.
+    subsequence: subsequence soft-DTW (default False): x is aligned to any stretch of y, starting
+        and ending anywhere along y, and the value is the softmin over the last row. A composite of
+        torch ops (N + M steps), on the CPU and CUDA; no band, constraint, normalize or fused with it.
+        subsequence_end gives where the alignment ends.
     normalize: the soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2, computed as
         three separate calls, so N != M works.
     dist: 'sqeuclidean' (aliases 'sq_euclidean', 'squared_euclidean'), 'euclidean', 'cosine',
@@ -50,11 +59,13 @@ class SoftDTW(torch.nn.Module):
 
     def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
                  reduction="none", check_inputs=False, global_constraint=None, sakoe_chiba_radius=None,
-                 itakura_max_slope=None):
+                 itakura_max_slope=None, warp=0.0, subsequence=False):
         super().__init__()
         # Fail early (the operator names the argument).
         _resolve(gamma, bandwidth, normalize, dist, fused, reduction,
-                 _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope))
+                 _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope), _variant(warp, subsequence))
+        self.warp = warp
+        self.subsequence = subsequence
         self.gamma = gamma
         self.bandwidth = bandwidth
         self.global_constraint = global_constraint
@@ -69,7 +80,8 @@ class SoftDTW(torch.nn.Module):
     def forward(self, x, y, x_lengths=None, y_lengths=None):
         options = _convert(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
         c = _constraint(self.global_constraint, self.sakoe_chiba_radius, self.itakura_max_slope)
-        return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs, c)
+        return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs, c,
+                         _variant(self.warp, self.subsequence))
 
     def extra_repr(self):
         return (
@@ -78,4 +90,6 @@ class SoftDTW(torch.nn.Module):
             + "".join(f", {k}={v!r}" for k, v in (("global_constraint", self.global_constraint),
                                                    ("sakoe_chiba_radius", self.sakoe_chiba_radius),
                                                    ("itakura_max_slope", self.itakura_max_slope)) if v is not None)
+            + (f", warp={self.warp}" if self.warp != 0 else "")
+            + (", subsequence=True" if self.subsequence else "")
         )

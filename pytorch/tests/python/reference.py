@@ -91,3 +91,70 @@ def all_paths(N, M, bandwidth=None):
             if a < N and b < M and (bandwidth is None or abs(a - b) <= bandwidth):
                 yield from extend(path + [(a, b)])
     yield from extend([(0, 0)])
+
+
+def sdtw_variant(D, gamma, warp=0.0, subsequence=False):
+    """The C++ reference's soft_dtw_variant (reference/.../variants.hpp) in numpy: value, E = d value /
+    d D, the end's weights over the last row and the expected end column (0-based). warp is added to
+    the vertical and horizontal moves; subsequence sets R(0, j) = 0, bars the vertical move out of
+    row 0 and takes the softmin over the last row. gamma = 0 is the hard min, the first minimum (the
+    diagonal, then up, then left; the first end column) taking all the weight."""
+    D = np.asarray(D, dtype=np.float64)
+    N, M = D.shape
+
+    def smin(a):
+        m = min(a)
+        if gamma == 0 or np.isinf(m):
+            return m
+        return m - gamma * np.log(sum(np.exp(-(v - m) / gamma) for v in a))
+
+    def weights(a):
+        if gamma == 0:
+            w = np.zeros(len(a))
+            w[int(np.argmin(a))] = 1.0
+            return w
+        w = np.exp(-(np.asarray(a) - min(a)) / gamma)
+        return w / w.sum()
+
+    R = np.full((N + 1, M + 1), np.inf)
+    R[0, 0] = 0.0
+    if subsequence:
+        R[0, :] = 0.0
+
+    def moves(i, j):
+        up = np.inf if subsequence and i == 1 else R[i - 1, j] + warp
+        return [R[i - 1, j - 1], up, R[i, j - 1] + warp]
+
+    for i in range(1, N + 1):
+        for j in range(1, M + 1):
+            R[i, j] = D[i - 1, j - 1] + smin(moves(i, j))
+    first = 1 if subsequence else M
+    value = smin(list(R[N, first:]))
+    end = np.zeros(M)
+    end[first - 1:] = weights(list(R[N, first:]))
+    E = np.zeros((N + 1, M + 1))
+    E[N, 1:] = end
+    for i in range(N, 0, -1):
+        for j in range(M, 0, -1):
+            if np.isinf(R[i, j]) or E[i, j] == 0.0:
+                continue
+            w = weights(moves(i, j))
+            E[i - 1, j - 1] += E[i, j] * w[0]
+            E[i - 1, j] += E[i, j] * w[1]
+            E[i, j - 1] += E[i, j] * w[2]
+    return value, E[1:, 1:], end, float(np.arange(M) @ end)
+
+
+def variant_paths(N, M, subsequence=False):
+    """Every path of sdtw_variant's definition as (cells, number of vertical and horizontal moves):
+    from (0, 0) to (N-1, M-1), or with subsequence from any (0, a) to any (N-1, b)."""
+    def extend(path, turns):
+        i, j = path[-1]
+        if i == N - 1 and (subsequence or j == M - 1):
+            yield path, turns
+        for di, dj in ((1, 1), (1, 0), (0, 1)):
+            a, b = i + di, j + dj
+            if a < N and b < M:
+                yield from extend(path + [(a, b)], turns + (di + dj == 1))
+    for start in range(M if subsequence else 1):
+        yield from extend([(0, start)], 0)

@@ -99,6 +99,10 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::st
 // y past their lengths are read as zero, so non-finite padding leaves the gradient finite.
 // check_inputs: the first non-finite value inside the lengths (and lengths on the device out of
 // range or out of the band) is a ValueError naming it, at the cost of a host synchronisation.
+// warp (finite): Parallel Tacotron 2's penalty added to every vertical and horizontal move, computed
+// exactly as soft-DTW of the cost + 2 warp minus warp (n + m) per pair. subsequence: free start and
+// end along y (R(-1, j) = 0, value the softmin over the pair's last row), a composite of torch ops; no
+// band, constraint or normalize with it. Either one makes fused default to false (true is an error).
 at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y,
                          const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
                          const c10::optional<at::Tensor>& y_lengths = c10::nullopt, double gamma = 1.0,
@@ -106,7 +110,8 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y,
                          const std::string& dist = "sqeuclidean", c10::optional<bool> fused = c10::nullopt,
                          const std::string& reduction = "none", bool check_inputs = false,
     const c10::optional<std::string>& global_constraint = c10::nullopt,
-    c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt);
+    c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt,
+    double warp = 0.0, bool subsequence = false);
 // The loss of a cost tensor D; with the self-costs D_xx (N, N) and D_yy (M, M), the divergence
 // sdtw(D) - (sdtw(D_xx) + sdtw(D_yy)) / 2.
 at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
@@ -115,7 +120,8 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               const c10::optional<at::Tensor>& D_xx = c10::nullopt,
                               const c10::optional<at::Tensor>& D_yy = c10::nullopt, bool check_inputs = false,
     const c10::optional<std::string>& global_constraint = c10::nullopt,
-    c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt);
+    c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt,
+    double warp = 0.0, bool subsequence = false);
 // The expected alignment E = d sdtw / d D, of x and y for dist or of D; differentiable.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y,
                      const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
@@ -129,6 +135,20 @@ at::Tensor alignment_from_cost(const at::Tensor& D, const c10::optional<at::Tens
                                c10::optional<double> bandwidth = c10::nullopt, bool check_inputs = false,
     const c10::optional<std::string>& global_constraint = c10::nullopt,
     c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt);
+
+// Where the subsequence alignment of x (or D's rows) in y ends: the end's weights (B, M) (or (M,)),
+// d value / d R over each pair's last row (0 past its length; one-hot on the first optimal column at
+// gamma = 0; NaN where no path is finite), and the expected end column sum_j j end_j (B,), 0-based.
+// Differentiable, a composite of torch ops.
+std::tuple<at::Tensor, at::Tensor> subsequence_end(const at::Tensor& x, const at::Tensor& y,
+                                                   const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                   const c10::optional<at::Tensor>& y_lengths = c10::nullopt,
+                                                   double gamma = 1.0, const std::string& dist = "sqeuclidean",
+                                                   double warp = 0.0);
+std::tuple<at::Tensor, at::Tensor> subsequence_end_from_cost(const at::Tensor& D,
+                                                             const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
+                                                             const c10::optional<at::Tensor>& y_lengths = c10::nullopt,
+                                                             double gamma = 1.0, double warp = 0.0);
 
 // Whether this build has the CUDA implementations.
 bool built_with_cuda();

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 
 namespace sdtw::nn {
 
@@ -36,6 +37,12 @@ struct SoftDtwOptions {
   // true with another dist is an error.
   std::optional<bool> fused;
   std::string reduction = "none";  // "none": (B,) (or () unbatched); "mean", "sum": over the batch
+  // Parallel Tacotron 2's warp penalty (finite), added to every vertical and horizontal move; exact
+  // through soft-DTW of the cost + 2 warp minus warp (N + M). Not fused (fused true is an error).
+  double warp = 0.0;
+  // Subsequence soft-DTW: x aligned to any stretch of y (free start and end along y), the value the
+  // softmin over the last row. A composite of torch ops; no band, constraint, normalize nor fused.
+  bool subsequence = false;
   // false: a non-finite value in pair b gives pair b a non-finite loss and gradient, as torch's own
   // losses do, with no extra work on the GPU. true: an error naming the argument, batch index and
   // position of the first non-finite value (and lengths on the device checked), at the cost of a
@@ -49,7 +56,8 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptio
                     const std::optional<at::Tensor>& y_lengths = std::nullopt);
 
 // Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)), differentiable in D. Uses gamma,
-// bandwidth and reduction; normalize must be false; dist and fused do not apply.
+// bandwidth, the constraint, reduction, warp and subsequence; normalize must be false; dist and fused do
+// not apply.
 at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& options = {},
                          const std::optional<at::Tensor>& x_lengths = std::nullopt,
                          const std::optional<at::Tensor>& y_lengths = std::nullopt);
@@ -66,6 +74,14 @@ at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const SoftDtwOpti
 at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& options = {},
                                const std::optional<at::Tensor>& x_lengths = std::nullopt,
                                const std::optional<at::Tensor>& y_lengths = std::nullopt);
+
+// Where the subsequence alignment of x in y ends (options' gamma, dist and warp): the end's weights
+// (B, M), d value / d R over each pair's last row (one-hot on the first optimal column at gamma = 0),
+// and the expected end column (B,), 0-based. Differentiable.
+std::tuple<at::Tensor, at::Tensor> subsequence_end(const at::Tensor& x, const at::Tensor& y,
+                                                   const SoftDtwOptions& options = {},
+                                                   const std::optional<at::Tensor>& x_lengths = std::nullopt,
+                                                   const std::optional<at::Tensor>& y_lengths = std::nullopt);
 
 class SoftDTWImpl : public torch::nn::Module {
  public:
