@@ -29,7 +29,9 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
     alignment_weights_kernel(FeatureCost<T, Metric, 8, T> cost, AlignmentWeightsArgs<T> a) {
   using State = CellState<T>;
   constexpr int kWarps = cost_gradient_warps<T>();
-  __shared__ T costs[kWarps][kWarp][kWarp + 1];  // [warp][x row][y column]
+  // [warp][x row][y column]; rows kWarp + 2 apart, so that the 32 lanes of a warp step, each at
+  // (row lane, column t - lane), fall in 32 banks (kWarp + 1 puts them all in one).
+  __shared__ T costs[kWarps][kWarp][kWarp + 2];
   __shared__ typename FeatureCost<T, Metric, 8, T>::Scratch scratch[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const int64_t b = blockIdx.z, i0 = static_cast<int64_t>(blockIdx.y) * kWarp;

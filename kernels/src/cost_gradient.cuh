@@ -43,8 +43,10 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
   using State = CellState<T>;
   constexpr int kWarps = cost_gradient_warps<T>(), kInner = kWarps * kWarp, kRowsPerWarp = kWarp / kWarps;
   // [warp][x row][y column] of the tile: the cost, then (in place) the weights of self and of other.
-  __shared__ T w_self[kWarps][kWarp][kWarp + 1];
-  __shared__ T w_other[kWarps][kWarp][kWarp + 1];
+  // Rows kWarp + 2 apart: E arrives a warp step at a time, lane l at (row l, column t - l), which
+  // kWarp + 1 would put in one bank.
+  __shared__ T w_self[kWarps][kWarp][kWarp + 2];
+  __shared__ T w_other[kWarps][kWarp][kWarp + 2];
   __shared__ typename FeatureCost<T, Metric, 8, T>::Scratch scratch[kWarps];
   __shared__ T self_norm2[kWarp], other_norm2[kInner];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
