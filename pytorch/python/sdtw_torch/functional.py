@@ -153,29 +153,35 @@ def _callable_cost(a, b, dist):
     return D
 
 
-def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c):
+def _memory(memory):
+    """The memory mode as the operators take it ('auto', 'full' or 'checkpoint'; they check the value)."""
+    return _text(memory, "memory", " ('auto', 'full' or 'checkpoint')")
+
+
+def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c, memory="auto"):
     """The loss for a callable dist: its cost tensors (the self-costs too for normalize) go to the
     cost-tensor operator, which does the rest. Padding is zeroed first as the loss operator does."""
     _check_not_fused(o)
     x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
     selves = (_callable_cost(x, x, o.dist), _callable_cost(y, y, o.dist)) if o.normalize else (None, None)
     return torch.ops.sdtw.soft_dtw_cost_loss(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth, o.reduction,
-                                             *selves, check_inputs, *c)
+                                             *selves, check_inputs, *c, memory)
 
 
-def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False, c=_Constraint(None, None, None)):
-    """soft_dtw with converted options o (_convert) and constraint c (_constraint)."""
+def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False, c=_Constraint(None, None, None), memory="auto"):
+    """soft_dtw with converted options o (_convert), constraint c (_constraint) and memory mode."""
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    memory = _memory(memory)
     if callable(o.dist):
-        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c)
-    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c)
+        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c, memory)
+    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c, memory)
 
 
 def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
              reduction="none", x_lengths=None, y_lengths=None, check_inputs=False, global_constraint=None,
-             sakoe_chiba_radius=None, itakura_max_slope=None):
+             sakoe_chiba_radius=None, itakura_max_slope=None, memory="auto"):
     """Soft-DTW between x (B, N, D) and y (B, M, D) (or unbatched (N, D), (M, D)).
 
     Returns (B,) (or () unbatched) for reduction='none', else the mean or sum over the batch.
@@ -183,7 +189,7 @@ def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclid
     """
     options = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
     c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
-    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c)
+    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c, memory)
 
 
 def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None):
@@ -192,14 +198,17 @@ def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclide
 
 
 def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=None, y_lengths=None,
-                  check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None):
-    """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D."""
+                  check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None,
+                  memory="auto"):
+    """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D.
+
+    memory: as SoftDTW's (the state of the CUDA backward; E is (B, N, M) whatever the mode)."""
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, reduction)
     c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
     return torch.ops.sdtw.soft_dtw_cost_loss(D, xl, yl, o.gamma, o.bandwidth, o.reduction, None, None,
-                                             bool(check_inputs), *c)
+                                             bool(check_inputs), *c, _memory(memory))
 
 
 def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False,
