@@ -209,7 +209,22 @@ extern "C" int64_t sdtw_torch_cuda_checkpoint_state_bytes(int64_t batch, int64_t
   return least_checkpoint(needs).first;
 }
 
+namespace sdtw::ops::detail {
+namespace {
+
+// For the fake implementations (Python): the checkpointed state of one call without a device.
+int64_t checkpoint_workspace_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
+                                   bool is_double, int64_t band_rows) {
+  return cuda_checkpoint_bytes(batch, n, m, dim, bandwidth, is_double, band_rows);
+}
+
+}  // namespace
+}  // namespace sdtw::ops::detail
+
 TORCH_LIBRARY_FRAGMENT(sdtw, m) {
+  m.def(
+      "cuda_checkpoint_bytes(int batch, int n, int m, int dim, int bandwidth, bool is_double, int band_rows) -> int",
+      TORCH_FN(sdtw::ops::detail::checkpoint_workspace_bytes));
   m.def(
       "sqeuclidean_checkpoint_forward(Tensor x, Tensor y, float gamma, int bandwidth, Tensor? x_lengths,"
       " Tensor? y_lengths, int band_rows) -> (Tensor, Tensor)");
