@@ -78,7 +78,7 @@ Outputs<T> run_fused_checkpoint(const BandCase& bc, const Inputs& in) {
 }
 
 // The recomputation runs the full-state forward's operations on the same float64 R, so the values
-// and every E are the same bits; the reference bounds are agreement_test's.
+// and every E are the same bits; the reference, on the same cost tensor, within agreement_test's bounds.
 template <typename T>
 void check_cost_mode(const BandCase& bc, double value_tol, double grad_tol) {
   auto rng = seeded_rng("checkpoint cost mode");
@@ -88,13 +88,15 @@ void check_cost_mode(const BandCase& bc, double value_tol, double grad_tol) {
   const Outputs<T> got = run_cost_checkpoint<T>(bc, in, D);
   EXPECT_TRUE(same_bits(got.values, full.values)) << bc;
   EXPECT_TRUE(same_bits(got.E, full.E)) << bc;
-  const Expected want = reference_for<T>(bc.c, in);
+  const Expected want = reference_on_cost<T>(bc.c, in, to_double(D));
   EXPECT_LE(max_relative(got.values, want.values), value_tol) << bc;
   EXPECT_LE(relative_l2(got.E, want.E), grad_tol) << bc;
 }
 
 // grad_x takes each row's E in one band, as the full state does: the same bits. grad_y adds the
-// bands' shares one after the other, so it agrees to rounding.
+// bands' shares one after the other, so it agrees to rounding. At gamma = 0 the reference's path on
+// its float64 cost may differ from the one on the kernels' float cost: hard_min_test holds the
+// full state to it, and the checkpointed mode equals the full state.
 template <typename T>
 void check_fused_mode(const BandCase& bc, double grad_y_tol, double value_tol, double grad_tol) {
   auto rng = seeded_rng("checkpoint fused mode");
@@ -104,6 +106,7 @@ void check_fused_mode(const BandCase& bc, double grad_y_tol, double value_tol, d
   EXPECT_TRUE(same_bits(got.values, full.values)) << bc;
   EXPECT_TRUE(same_bits(got.grad_x, full.grad_x)) << bc;
   EXPECT_LE(relative_l2(got.grad_y, to_double(full.grad_y)), grad_y_tol) << bc;
+  if (bc.c.gamma == 0.0) return;
   const Expected want = reference_for<T>(bc.c, in, false);
   EXPECT_LE(max_relative(got.values, want.values), value_tol) << bc;
   EXPECT_LE(relative_l2(got.grad_x, want.grad_x), grad_tol) << bc;
