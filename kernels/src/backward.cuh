@@ -16,6 +16,11 @@ struct BackwardArgs {
   typename CellState<T>::Word* state;    // as written by the forward; receives E when dense_E is null
   T* dense_E;                            // batch x n x m, or null
   uint64_t* ring;  // batch x ring_slots x m x BorderWords<Compute>::kWords: (E*w_up, E*w_diag) of a strip's first row, sealed
+  // Checkpointing, one band of strips a launch (null otherwise): the border words, as in the ring
+  // (batch x m x kWords), that the band below handed up to the launch's last strip, and those its
+  // first strip hands up to the band above.
+  uint64_t* below = nullptr;
+  uint64_t* above = nullptr;
 };
 
 // A backward border column, (E*w_up, E*w_diag): float seals both in one word, double in two (each
@@ -73,7 +78,7 @@ __device__ void store_dense_E(T* E_strip, int64_t m, const T (*e_ring)[kTileColu
 // The strips of the backward, one ticket at a time, until the tickets run out. kDenseE: E goes
 // to the caller's batch x n x m tensor (unfused mode) through the warp's ring e_ring instead of
 // over the state.
-template <typename T, bool kDenseE>
+template <typename T, bool kDenseE, bool kBands = false>
 __device__ void backward_strips(const BackwardArgs<T>& a, T (*e_ring)[kTileColumns]) {
   using State = CellState<T>;
   using C = typename State::Compute;
@@ -83,15 +88,17 @@ __device__ void backward_strips(const BackwardArgs<T>& a, T (*e_ring)[kTileColum
 
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
     Strip strip;
-    if (!begin_strip(s, ticket, true, strip)) continue;
+    if (!begin_strip(s, ticket, true, strip, kBands ? s.strip0 : 0)) continue;
     const int64_t b = strip.b, k = strip.k, state_strip = b * s.strips + k;
     const int rows = strip.rows, cols = strip.cols, row0 = strip.row0, i = row0 + lane;
     int* my_progress = s.progress + strip.id;
     const bool row_ok = i < rows;
-    const bool fed_from_below = row0 + kWarp < rows;
-    const bool writes_ring = k > 0 && lane == 0;
-    uint64_t* ring_out = a.ring + strip.slot * s.m * Border::kWords;
-    uint64_t* ring_in = a.ring + strip.previous * s.m * Border::kWords;
+    // kBands: the launch's last strip reads a.below, its first writes a.above (null: none).
+    const bool last_of_launch = kBands && k == s.strips - 1;
+    const bool fed_from_below = row0 + kWarp < rows && (!last_of_launch || a.below);
+    const bool writes_ring = (k > 0 || (kBands && a.above)) && lane == 0;
+    uint64_t* ring_out = !kBands || k > 0 ? a.ring + strip.slot * s.m * Border::kWords : a.above + b * s.m * Border::kWords;
+    uint64_t* ring_in = last_of_launch ? a.below + b * s.m * Border::kWords : a.ring + strip.previous * s.m * Border::kWords;
     auto* st = a.state + state_index(state_strip, s.m, 0, lane);
     T* E_strip = kDenseE ? a.dense_E + (b * s.n + row0) * s.m : nullptr;
     const int strip_rows = min(kWarp, rows - row0);
@@ -157,13 +164,13 @@ __device__ void backward_strips(const BackwardArgs<T>& a, T (*e_ring)[kTileColum
   }
 }
 
-template <typename T, bool kDenseE>
+template <typename T, bool kDenseE, bool kBands = false>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp) backward_kernel(BackwardArgs<T> a) {
   if constexpr (kDenseE) {
     __shared__ T e_rings[warps_per_block<T>()][kWarp][kTileColumns];
-    backward_strips<T, true>(a, e_rings[threadIdx.x / kWarp]);
+    backward_strips<T, true, kBands>(a, e_rings[threadIdx.x / kWarp]);
   } else {
-    backward_strips<T, false>(a, nullptr);
+    backward_strips<T, false, kBands>(a, nullptr);
   }
   finish_launch(a.s);
 }

@@ -23,6 +23,16 @@
 
 namespace sdtw::kernels::detail {
 
+// Checkpointing rows of R (all null otherwise). keep: the forward stores R of the last row of
+// every band of `every` strips that feeds one below, band q of pair b at keep + b * stride + q * m.
+// top: R of the row above the launch's first strip, pair b at top + b * stride, read where the ring
+// would be, so that a band's recomputation starts from the kept row.
+struct RowCheckpoint {
+  double* keep = nullptr;
+  const double* top = nullptr;
+  int64_t every = 0, stride = 0;
+};
+
 template <typename T>
 struct ForwardArgs {
   Schedule s;
@@ -31,6 +41,7 @@ struct ForwardArgs {
   T* values;                           // batch
   typename CellState<T>::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
   uint64_t* ring;                      // batch x ring_slots x m: the last row of R of a strip, sealed
+  RowCheckpoint rows = {};
 };
 
 // The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
@@ -167,7 +178,10 @@ __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scr
 // tickets.
 // kShaped: a constraint whose rows depend on each pair's lengths (Sakoe-Chiba, Itakura) through
 // column_range; otherwise the band |i - j| <= bandwidth, or none.
-template <typename T, typename Cost, bool kSaveState = true, bool kHardMin = false, bool kShaped = false>
+// kRows: reads and writes the checkpointed rows of a.rows, a separate instantiation so that the
+// full-state kernels compile as without it.
+template <typename T, typename Cost, bool kSaveState = true, bool kHardMin = false, bool kShaped = false,
+          bool kRows = false>
 __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
   using State = CellState<T>;
   using C = typename State::Compute;
@@ -191,7 +205,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     if (blockIdx.x >= a.chain_blocks) {
       for (int64_t ticket = take_ticket(tile_ticket(s)); ticket < s.total() * chunks; ticket = take_ticket(tile_ticket(s))) {
         Strip of;
-        if (locate_strip(s, ticket / chunks, false, of))
+        if (locate_strip(s, ticket / chunks, false, of, kRows ? s.strip0 : 0))
           stage_if_unclaimed(cost, scratch[warp], tiles_of_block[warp], a, of, chunks, static_cast<int>(ticket % chunks));
       }
       finish_launch(s);
@@ -199,13 +213,16 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     }
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
     Strip strip;
-    if (!begin_strip(s, ticket, false, strip)) continue;
+    if (!begin_strip(s, ticket, false, strip, kRows ? s.strip0 : 0)) continue;
     const int64_t b = strip.b, k = strip.k;
     const int rows = strip.rows, cols = strip.cols, row0 = strip.row0, i = row0 + lane;
     int* my_progress = s.progress + strip.id;
     const bool row_ok = i < rows;
-    const bool feeds_below = row0 + kWarp < rows;
+    // The last strip of a launch feeds none: in a band's recomputation the band below has its own.
+    const bool feeds_below = row0 + kWarp < rows && (!kRows || strip.k < s.strips - 1);
     const bool writes_ring = feeds_below && lane == kWarp - 1;
+    const bool keeps_row = kRows && writes_ring && a.rows.keep && (k + 1) % a.rows.every == 0;
+    double* keep_out = keeps_row ? a.rows.keep + b * a.rows.stride + ((k + 1) / a.rows.every - 1) * s.m : nullptr;
     uint64_t* ring_out = a.ring + strip.slot * s.m;
     uint64_t* ring_in = a.ring + strip.previous * s.m;
     auto* st = kSaveState ? strip_state(a, strip) : nullptr;
@@ -261,6 +278,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
       // border_ready, the others are awaited 8 at a time before the steps that read them.
       double border = inf;
       const bool reads_border = k > 0 && t0 + lane < cols;
+      if (kRows && k == 0 && a.rows.top && t0 + lane < cols) border = a.rows.top[b * a.rows.stride + t0 + lane];
       uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
       const auto take_border = [&] {
         const uint64_t w = ring_load(ring_in + t0 + lane);
@@ -320,6 +338,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         if constexpr (kSaveState)
           if ((in_grid >> step) & 1u) chunk_state[step * kWarp] = w;
         ring_store(ring_out + j, seal(r), writes_ring && ((in_grid >> step) & 1u));
+        if (keeps_row && ((in_grid >> step) & 1u)) keep_out[j] = r;
         if (step == value_step) a.values[b] = static_cast<T>(r);
         left = r;
         diag = up;

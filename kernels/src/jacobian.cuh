@@ -26,6 +26,10 @@ struct JacobianArgs {
   // grad_r = scale (self_weight self_r sum_k E_rk - sum_k E_rk other_k)
   T scale = T(2);
   T self_weight = T(1);
+  // Checkpointing (jacobian_block's kBand): the state holds the E of rows [row0, row_end) alone;
+  // grad_x gets those rows, grad_y their share, added to what it holds when accumulate is set.
+  int64_t row0 = 0, row_end = 0;
+  bool accumulate = false;
 };
 
 constexpr int kJacThreads = 256;
@@ -202,9 +206,10 @@ __device__ void load_dense_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
 // before a lane's column 0, the strip above's last cells, which the one-launch backward may still
 // be writing, and the rows past x_len read as 0 too. Other words are copied as they are (off the
 // tile's cells and never read), except past the last strip, which is not read.
+// row0: the first row that the state holds.
 template <typename T, bool for_y, int kRows, bool kEdge, typename In>
 __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t i0, int64_t j0, int64_t xl, int64_t yl,
-                                T* e) {
+                                int64_t row0, T* e) {
   using State = CellState<T>;
   using Layout = StepLayout<for_y, kRows>;
   constexpr int kPerWarp = (Layout::kWidth + kJacWarps - 1) / kJacWarps;
@@ -215,8 +220,8 @@ __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
 #pragma unroll
   for (int strip = 0; strip < Layout::kStrips; ++strip) {
     const bool strip_ok = for_y ? i0 + lane < xl
-                                : kEdge ? i0 + strip * kWarp + lane < xl : i0 / kWarp + strip < a.strips;
-    const auto* words = a.state + state_index(b * a.strips + i0 / kWarp + strip, a.m, j0, lane);
+                                : kEdge ? i0 + strip * kWarp + lane < xl : (i0 - row0) / kWarp + strip < a.strips;
+    const auto* words = a.state + state_index(b * a.strips + (i0 - row0) / kWarp + strip, a.m, j0, lane);
 #pragma unroll
     for (int q0 = 0; q0 < kPerWarp; q0 += kBatch) {
       T item[kBatch];
@@ -236,8 +241,9 @@ __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
 }
 
 // One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
-// true: rows j, over i. E comes from the saved state, or from a.dense when kDense.
-template <typename T, bool for_y, int kFeatures, bool kDense, typename In>
+// true: rows j, over i. E comes from the saved state, or from a.dense when kDense. kBand: the state
+// holds one band of rows (a.row0, a.row_end, a.accumulate), a separate instantiation.
+template <typename T, bool for_y, int kFeatures, bool kDense, typename In, bool kBand = false>
 __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t row_block, int64_t feature_tile,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
   using Product = JacobianProduct<T, kFeatures>;
@@ -248,9 +254,11 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
 
   const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
   const int64_t yl = a.y_len ? Schedule::clamp_length(a.y_len[b], a.m) : a.m;
-  const int64_t rows = for_y ? yl : xl, inner = for_y ? xl : yl;
+  const int64_t band_row0 = kBand ? a.row0 : 0;
+  const int64_t rows = for_y ? yl : xl, inner = for_y ? (kBand ? min(xl, a.row_end) : xl) : yl;
   const int64_t padded_rows = for_y ? a.m : a.n, padded_inner = for_y ? a.n : a.m;
-  const int64_t r0 = row_block * kRows;
+  const int64_t written_rows = for_y || !kBand ? padded_rows : a.row_end;
+  const int64_t r0 = (for_y ? 0 : band_row0) + row_block * kRows;
   const int64_t d0 = feature_tile * kFeatures;
   constexpr int kOthers = kJacInner * kFeatures / kJacThreads;
   static_assert(kJacInner * kFeatures % kJacThreads == 0, "the other tile divides among the threads");
@@ -262,14 +270,14 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
   const In* other = a.other + (b * padded_inner + kk0) * a.dim + d0 + feature;
 
   Product product;
-  for (int64_t k0 = 0; k0 < inner; k0 += kJacInner) {
+  for (int64_t k0 = for_y ? band_row0 : 0; k0 < inner; k0 += kJacInner) {
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
     if constexpr (kDense)
       load_dense_tile<T, for_y, kRows, kPad>(a, b, i0, j0, xl, yl, tiles.e);
     else if (!for_y && (j0 == 0 || i0 + kRows > xl))
-      load_state_tile<T, for_y, kRows, true>(a, b, i0, j0, xl, yl, tiles.e);
+      load_state_tile<T, for_y, kRows, true>(a, b, i0, j0, xl, yl, band_row0, tiles.e);
     else
-      load_state_tile<T, for_y, kRows, false>(a, b, i0, j0, xl, yl, tiles.e);
+      load_state_tile<T, for_y, kRows, false>(a, b, i0, j0, xl, yl, band_row0, tiles.e);
     T o_item[kOthers];
 #pragma unroll
     for (int q = 0; q < kOthers; ++q) {
@@ -284,9 +292,10 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
   }
   product.finish(tiles, [&](int r, int f, T dot, T rowsum) {
     const int64_t row = r0 + r, d = d0 + f;
-    if (row >= padded_rows || d >= a.dim) return;
+    if (row >= written_rows || d >= a.dim) return;
     const int64_t at = (b * padded_rows + row) * a.dim + d;
-    a.grad[at] = static_cast<In>(row < rows ? a.scale * (a.self_weight * static_cast<T>(a.self[at]) * rowsum - dot) : T(0));
+    const T g = row < rows ? a.scale * (a.self_weight * static_cast<T>(a.self[at]) * rowsum - dot) : T(0);
+    a.grad[at] = static_cast<In>(kBand && a.accumulate ? static_cast<T>(a.grad[at]) + g : g);
   });
 }
 
@@ -304,13 +313,13 @@ struct GradientTiles {
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
 // Register caps chosen by measurement (H100): float takes three blocks per SM up to 64 features and
 // two for the widest tile; double keeps two, as three would spill its dense tile.
-template <typename T, int kFeatures, bool kDense, typename In>
+template <typename T, int kFeatures, bool kDense, typename In, bool kBand = false>
 __global__ void __launch_bounds__(kJacThreads, std::is_same_v<T, float> && kFeatures <= 64 ? 3 : 2) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
-    jacobian_block<T, false, kFeatures, kDense>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
+    jacobian_block<T, false, kFeatures, kDense, In, kBand>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
   else
-    jacobian_block<T, true, kFeatures, kDense>(gy, blockIdx.z, blockIdx.x - x_blocks, blockIdx.y, tiles);
+    jacobian_block<T, true, kFeatures, kDense, In, kBand>(gy, blockIdx.z, blockIdx.x - x_blocks, blockIdx.y, tiles);
 }
 
 }  // namespace sdtw::kernels::detail

@@ -40,6 +40,10 @@ struct Schedule {
   const int64_t* y_index = nullptr;
   // tslearn's Sakoe-Chiba or Itakura (the kernels' kShaped instantiations read it; the band is bandwidth).
   Constraint constraint = {};
+  // The first strip of the launch: a checkpointed backward runs one band of strips at a time, with
+  // strips (and the state, ring and counters) counted from it; the rows stay the pair's own. Its
+  // kernels pass it to locate_strip; the others pass 0, a constant.
+  int64_t strip0 = 0;
 
   static __device__ int64_t clamp_length(int64_t length, int64_t full) { return max(int64_t{1}, min(length, full)); }
   __host__ __device__ int64_t total() const { return batch * strips; }
@@ -170,7 +174,7 @@ struct Strip {
 
 // Fills the strip's place (pair, order, rows, lengths) for the ticket, not its ring slots; returns
 // false when the strip lies wholly below the pair's last row and has nothing to do.
-__device__ inline bool locate_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
+__device__ inline bool locate_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip, int64_t strip0 = 0) {
   const int64_t group = min(s.batch, kInterleavedPairs), group_tickets = group * s.strips;
   const int64_t first = ticket / group_tickets * group, within = ticket % group_tickets;
   const int64_t pairs = min(group, s.batch - first);  // the last group may be smaller
@@ -180,14 +184,14 @@ __device__ inline bool locate_strip(const Schedule& s, int64_t ticket, bool bott
   strip.k = bottom_up ? s.strips - 1 - strip.order : strip.order;
   strip.rows = s.rows_of(strip.b);
   strip.cols = s.cols_of(strip.b);
-  strip.row0 = static_cast<int>(strip.k) * kWarp;
+  strip.row0 = static_cast<int>(strip0 + strip.k) * kWarp;
   return strip.row0 < strip.rows;
 }
 
 // Fills `strip` for the ticket; returns false (after marking the strip done) when the strip lies
 // wholly below the pair's last row and has nothing to do.
-__device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip) {
-  if (!locate_strip(s, ticket, bottom_up, strip)) {
+__device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool bottom_up, Strip& strip, int64_t strip0 = 0) {
+  if (!locate_strip(s, ticket, bottom_up, strip, strip0)) {
     if ((threadIdx.x & 31) == 0) publish(s.progress + strip.id, kDone);
     return false;
   }

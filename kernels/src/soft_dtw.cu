@@ -39,7 +39,7 @@ void reject_pair_indices(const Problem& p) {
     reject("pair indices (x_index, y_index) are for sqeuclidean_values only");
 }
 
-detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace) {
+detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* workspace, int64_t strip0 = 0) {
   auto* base = static_cast<char*>(workspace);
   const Constraint c = effective_constraint(p.bandwidth, p.constraint, p.n, p.m, p.x_len || p.y_len);
   return {p.batch, p.n, p.m, w.strips, w.ring_slots, p.x_len, p.y_len,
@@ -47,7 +47,7 @@ detail::Schedule schedule_for(const Problem& p, const WorkspaceLayout& w, void* 
           reinterpret_cast<unsigned long long*>(base + w.ticket), reinterpret_cast<int*>(base + w.progress),
           reinterpret_cast<int*>(base + w.progress) + p.batch * w.strips,
           reinterpret_cast<unsigned*>(base + w.tile_claims),
-          p.x_index, p.y_index, c};
+          p.x_index, p.y_index, c, strip0};
 }
 
 // Resets the tickets, the per-strip counters, the cost-tile claims and the ring of borders before
@@ -88,11 +88,12 @@ int grid_for(int64_t tickets) {
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
-template <typename T, typename Cost, bool kSaveState, bool kHardMin, bool kShaped>
+// strip0 and rows (kRows): a checkpointed forward's band of strips and its kept rows of R.
+template <typename T, typename Cost, bool kSaveState, bool kHardMin, bool kShaped, bool kRows = false>
 void launch_forward_kernel(const Problem& p, const WorkspaceLayout& w, const Cost& cost, T* values, void* workspace,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, int64_t strip0 = 0, const detail::RowCheckpoint& rows = {}) {
   auto* base = static_cast<char*>(workspace);
-  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState, kHardMin, kShaped>;
+  constexpr auto kernel = detail::forward_kernel<T, Cost, kSaveState, kHardMin, kShaped, kRows>;
   constexpr int kWarps = detail::warps_per_block<T>();
   // One warp per strip as far as the device holds them (a scheduler each where it can), and tile
   // warps for the cost where the strips leave half the device or more: where they hold more,
@@ -104,9 +105,9 @@ void launch_forward_kernel(const Problem& p, const WorkspaceLayout& w, const Cos
                                                       resident - chain_blocks)
                                   : 0;
   const int grid = chain_blocks + static_cast<int>(tile_blocks);
-  detail::ForwardArgs<T> args{schedule_for(p, w, workspace), chain_blocks, p.gamma, values,
+  detail::ForwardArgs<T> args{schedule_for(p, w, workspace, strip0), chain_blocks, p.gamma, values,
                               kSaveState ? reinterpret_cast<typename CellState<T>::Word*>(base + w.state) : nullptr,
-                              reinterpret_cast<uint64_t*>(base + w.ring)};
+                              reinterpret_cast<uint64_t*>(base + w.ring), rows};
   kernel<<<grid, kWarps * detail::kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
 }
@@ -143,9 +144,9 @@ detail::BackwardArgs<T> backward_args(const Problem& p, const WorkspaceLayout& w
           reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E, reinterpret_cast<uint64_t*>(base + w.ring)};
 }
 
-template <typename T>
+template <typename T, bool kBands = false>
 void launch_backward(const detail::BackwardArgs<T>& args, cudaStream_t stream) {
-  constexpr auto dense = detail::backward_kernel<T, true>, in_state = detail::backward_kernel<T, false>;
+  constexpr auto dense = detail::backward_kernel<T, true, kBands>, in_state = detail::backward_kernel<T, false, kBands>;
   const int64_t strips = args.s.total();
   const int grid = args.dense_E ? grid_for<T, dense>(strips) : grid_for<T, in_state>(strips);
   (args.dense_E ? dense : in_state)<<<grid, detail::warps_per_block<T>() * detail::kWarp, 0, stream>>>(args);
@@ -516,3 +517,6 @@ SDTW_INSTANTIATE_INPUTS(float, __half)
 #undef SDTW_INSTANTIATE
 
 }  // namespace sdtw::kernels
+
+// The checkpointed mode: its host code shares this file's launch helpers and kernel instantiations.
+#include "checkpoint.cuh"

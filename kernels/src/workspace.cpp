@@ -30,7 +30,8 @@ void validate(const Problem& p) {
   effective_constraint(p.bandwidth, p.constraint, p.n, p.m, p.x_len || p.y_len);
 }
 
-WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column) {
+WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column,
+                                 int64_t max_ring_slots) {
   validate(p);
   WorkspaceLayout w;
   w.strips = (p.n + kRows - 1) / kRows;
@@ -38,7 +39,7 @@ WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::
   // A reader finishes about m + 32 steps after it starts and strips of a pair start at least 32
   // steps apart, so m / 32 + 2 slots per pair keep writers from waiting in a full pipeline. The
   // last strip in either direction's order feeds no other, so strips - 1 slots hold every border.
-  w.ring_slots = std::max<int64_t>(1, std::min<int64_t>(w.strips - 1, (p.m + kRows - 1) / kRows + 2));
+  w.ring_slots = std::max<int64_t>(1, std::min({w.strips - 1, (p.m + kRows - 1) / kRows + 2, max_ring_slots}));
   // Strips overlap by 31 steps (state_index in forward.cuh): the last one alone needs them.
   const std::size_t state_bytes =
       (static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m) + kRows - 1) * kRows * state_word;

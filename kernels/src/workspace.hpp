@@ -25,8 +25,10 @@ struct WorkspaceLayout {
   std::size_t total = 0;
 };
 
-// state_word: bytes per cell of saved state; ring_column: bytes per column of a border slot.
-WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column);
+// state_word: bytes per cell of saved state; ring_column: bytes per column of a border slot;
+// max_ring_slots caps the slots per pair (fewer strips in flight, less memory: checkpointing).
+WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column,
+                                 int64_t max_ring_slots = INT64_MAX);
 
 // Throws std::invalid_argument naming the parameter that breaks its constraint.
 void validate(const Problem& p);

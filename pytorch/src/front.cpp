@@ -123,14 +123,15 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::op
                          const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                          bool normalize, const std::string& dist, c10::optional<bool> fused,
                          const std::string& reduction, bool check_inputs, const c10::optional<std::string>& global_constraint,
-    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp, bool subsequence) {
+    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp, bool subsequence,
+    const std::string& memory) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&,
                         const c10::optional<at::Tensor>&, double, c10::optional<double>, bool, c10::string_view,
                         c10::optional<bool>, c10::string_view, bool, c10::optional<c10::string_view>, c10::optional<int64_t>,
-                        c10::optional<double>, double, bool)>("sdtw::soft_dtw_loss");
+                        c10::optional<double>, double, bool, c10::string_view)>("sdtw::soft_dtw_loss");
   return op.call(x, y, x_lengths, y_lengths, gamma, bandwidth, normalize, dist, fused, reduction, check_inputs, detail::view(global_constraint), sakoe_chiba_radius,
-                 itakura_max_slope, warp, subsequence);
+                 itakura_max_slope, warp, subsequence, memory);
 }
 
 at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths,
@@ -138,14 +139,15 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               c10::optional<double> bandwidth, const std::string& reduction,
                               const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
                               bool check_inputs, const c10::optional<std::string>& global_constraint,
-    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp, bool subsequence) {
+    c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope, double warp, bool subsequence,
+    const std::string& memory) {
   static const auto op =
       handle<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, double,
                         c10::optional<double>, c10::string_view, const c10::optional<at::Tensor>&,
                         const c10::optional<at::Tensor>&, bool, c10::optional<c10::string_view>, c10::optional<int64_t>,
-                        c10::optional<double>, double, bool)>("sdtw::soft_dtw_cost_loss");
+                        c10::optional<double>, double, bool, c10::string_view)>("sdtw::soft_dtw_cost_loss");
   return op.call(D, x_lengths, y_lengths, gamma, bandwidth, reduction, D_xx, D_yy, check_inputs, detail::view(global_constraint), sakoe_chiba_radius,
-                 itakura_max_slope, warp, subsequence);
+                 itakura_max_slope, warp, subsequence, memory);
 }
 
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
@@ -230,7 +232,7 @@ at::Tensor soft_dtw(const at::Tensor& x, const at::Tensor& y, const SoftDtwOptio
                     const std::optional<at::Tensor>& x_lengths, const std::optional<at::Tensor>& y_lengths) {
   return ops::soft_dtw_loss(x, y, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth), o.normalize,
                             o.dist, optional(o.fused), o.reduction, o.check_inputs, constraint(o), radius(o), slope(o),
-                            o.warp, o.subsequence);
+                            o.warp, o.subsequence, o.memory);
 }
 
 at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std::optional<at::Tensor>& x_lengths,
@@ -239,7 +241,7 @@ at::Tensor soft_dtw_cost(const at::Tensor& D, const SoftDtwOptions& o, const std
                     "normalize=true needs x and y (sdtw(x, x) and sdtw(y, y)): use soft_dtw, not soft_dtw_cost");
   return ops::soft_dtw_cost_loss(D, present(x_lengths), present(y_lengths), o.gamma, band(o.bandwidth),
                                  o.reduction, c10::nullopt, c10::nullopt, o.check_inputs, constraint(o), radius(o),
-                                 slope(o), o.warp, o.subsequence);
+                                 slope(o), o.warp, o.subsequence, o.memory);
 }
 
 at::Tensor alignment_from_cost(const at::Tensor& D, const SoftDtwOptions& o,

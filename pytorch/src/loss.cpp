@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "checks.hpp"
+#include "memory.hpp"
 #include "ops_internal.hpp"
 #include "sdtw/torch/ops.hpp"
 
@@ -189,21 +190,41 @@ std::tuple<int64_t, double> constraint_options(c10::optional<c10::string_view> g
   return resolve_constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope);
 }
 
+namespace {
+
+// The memory mode; warp and subsequence run their own paths and take no checkpointing.
+std::string memory_for(const LossOptions& o, c10::string_view memory) {
+  const std::string mode = canonical_memory(memory);
+  TORCH_CHECK_VALUE(mode != "checkpoint" || (o.warp == 0.0 && !o.subsequence),
+                    "memory='checkpoint' takes neither warp nor subsequence (got warp=", o.warp,
+                    ", subsequence=", o.subsequence ? "True" : "False", ")");
+  return mode;
+}
+
+}  // namespace
+
 at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y, const c10::optional<at::Tensor>& x_lengths,
                          const c10::optional<at::Tensor>& y_lengths, double gamma, c10::optional<double> bandwidth,
                          bool normalize, c10::string_view dist, c10::optional<bool> fused,
                          c10::string_view reduction, bool check_inputs,
                          c10::optional<c10::string_view> global_constraint, c10::optional<int64_t> sakoe_chiba_radius,
-                         c10::optional<double> itakura_max_slope, double warp, bool subsequence) {
+                         c10::optional<double> itakura_max_slope, double warp, bool subsequence,
+                         c10::string_view memory) {
   const LossOptions o = resolve_options(gamma, bandwidth, normalize, dist, fused, reduction, global_constraint,
                                         sakoe_chiba_radius, itakura_max_slope, warp, subsequence);
+  const std::string mode = memory_for(o, memory);
+  TORCH_CHECK_VALUE(mode != "checkpoint" || !o.fused || o.dist == "sqeuclidean",
+                    "memory='checkpoint' takes dist='sqeuclidean' or fused=False (got dist='", o.dist, "')");
   const auto pair = [&](const at::Tensor& a, const at::Tensor& b, const c10::optional<at::Tensor>& la,
                         const c10::optional<at::Tensor>& lb) {
     if (o.warp != 0.0 || o.subsequence) return variant_soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o, la, lb);
+    if (o.fused && o.dist == "sqeuclidean")
+      return soft_dtw_sqeuclidean_memory(a, b, o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope,
+                                         mode);
     if (o.fused)
       return soft_dtw_named_cost(a, b, o.dist, o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
-    return ops::soft_dtw_cost(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius,
-                              o.itakura_max_slope);
+    return soft_dtw_cost_memory(ops::pairwise_cost(a, b, o.dist), o.gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius,
+                                o.itakura_max_slope, mode);
   };
   const auto [xz, yz] = zero_padding(x, y, x_lengths, y_lengths);
   at::Tensor values = pair(xz, yz, x_lengths, y_lengths);
@@ -219,16 +240,17 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               const c10::optional<at::Tensor>& D_xx, const c10::optional<at::Tensor>& D_yy,
                               bool check_inputs, c10::optional<c10::string_view> global_constraint,
                               c10::optional<int64_t> sakoe_chiba_radius, c10::optional<double> itakura_max_slope,
-                              double warp, bool subsequence) {
+                              double warp, bool subsequence, c10::string_view memory) {
   const bool normalize = D_xx.has_value() && D_xx->defined();
   TORCH_CHECK_VALUE(normalize == (D_yy.has_value() && D_yy->defined()),
                     "D_xx and D_yy (the self-costs of normalize) must be given together (got ",
                     normalize ? "D_xx" : "D_yy", " alone)");
   const LossOptions o = resolve_options(gamma, bandwidth, normalize, "sqeuclidean", c10::nullopt, reduction,
                                         global_constraint, sakoe_chiba_radius, itakura_max_slope, warp, subsequence);
+  const std::string mode = memory_for(o, memory);
   const auto cost = [&](const at::Tensor& C, const c10::optional<at::Tensor>& la, const c10::optional<at::Tensor>& lb) {
     if (o.warp != 0.0 || o.subsequence) return variant_soft_dtw_cost(C, o, la, lb);
-    return ops::soft_dtw_cost(C, gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope);
+    return soft_dtw_cost_memory(C, gamma, o.bandwidth, la, lb, o.sakoe_chiba_radius, o.itakura_max_slope, mode);
   };
   at::Tensor values = cost(D, x_lengths, y_lengths);
   if (check_inputs)
@@ -282,12 +304,12 @@ TORCH_LIBRARY_FRAGMENT(sdtw, m) {
       "soft_dtw_loss(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, bool normalize=False, str dist=\"sqeuclidean\", bool? fused=None,"
       " str reduction=\"none\", bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
-      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False) -> Tensor");
+      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False, str memory=\"auto\") -> Tensor");
   m.def(
       "soft_dtw_cost_loss(Tensor D, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, str reduction=\"none\", Tensor? D_xx=None, Tensor? D_yy=None,"
       " bool check_inputs=False, str? global_constraint=None, int? sakoe_chiba_radius=None,"
-      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False) -> Tensor");
+      " float? itakura_max_slope=None, float warp=0.0, bool subsequence=False, str memory=\"auto\") -> Tensor");
   m.def(
       "alignment(Tensor x, Tensor y, Tensor? x_lengths=None, Tensor? y_lengths=None, float gamma=1.0,"
       " float? bandwidth=None, str dist=\"sqeuclidean\", bool check_inputs=False, str? global_constraint=None,"

@@ -496,3 +496,6 @@ TORCH_LIBRARY_IMPL(sdtw, CUDA, m) {
   m.impl("soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::soft_dtw_sqeuclidean_cuda));
   m.impl("pairwise_soft_dtw_sqeuclidean", TORCH_FN(sdtw::ops::detail::pairwise_soft_dtw_sqeuclidean_cuda));
 }
+
+// The checkpointed operators: they share this file's helpers.
+#include "ops_checkpoint_cuda.inc"

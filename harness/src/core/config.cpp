@@ -368,7 +368,7 @@ SweepConfig parse_config_unchecked(const std::string& text, const std::string& f
       for (const auto& dev0 : device.values) {
         const std::string dev = dev0 == "default" ? default_device(im) : dev0;
         const bool fixed_cpu = im == "ours_cpu" || im == "reference_cpu";
-        const bool fixed_cuda = im == "ours_fused" || im == "ours_unfused";
+        const bool fixed_cuda = im == "ours_fused" || im == "ours_unfused" || im == "ours_checkpoint";
         if ((fixed_cpu && dev != "cpu") || (fixed_cuda && dev != "cuda")) continue;
         for (const auto& dt : dtype.values)
           for (auto b : Bs)

@@ -1,6 +1,7 @@
 #include "memory_estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace sdtw::bench {
@@ -32,7 +33,14 @@ double estimate_peak_bytes(const Point& p, double cuda_state_bytes, int threads)
     const double broadcast = B * N * M * D <= double(1 << 23) ? B * N * M * D * 8 : 0;
     return leaves + cells * 4 * 8 + broadcast;
   }
-  const double state = cuda_state_bytes >= 0 ? cuda_state_bytes : cells * (e == 8 ? 16 : 4);
+  const auto checkpointed = [&](double n, double m) {
+    const double rows = std::min(n, kCheckpointEstimateRows);
+    return B * m * (8 * std::ceil(n / rows - 1) + rows * (e == 8 ? 16 : 4));
+  };
+  const double fallback = p.impl == "ours_checkpoint"
+                              ? checkpointed(N, M) + (p.normalize ? checkpointed(N, N) + checkpointed(M, M) : 0)
+                              : cells * (e == 8 ? 16 : 4);
+  const double state = cuda_state_bytes >= 0 ? cuda_state_bytes : fallback;
   // Unfused: besides the kernels' state, one cost-sized tensor at a time: D until its forward ends
   // (the loss node keeps D's shape, not D), then E in the backward (one kernel: no cuBLAS workspace).
   const double unfused = p.impl == "ours_unfused" ? B * pair_cells * e : 0;

@@ -44,6 +44,7 @@ std::string point_key(const Point& p) {
 ApiMode api_and_mode(const std::string& impl) {
   if (impl == "ours_fused") return {"functional", "fused"};
   if (impl == "ours_unfused") return {"functional", "unfused"};
+  if (impl == "ours_checkpoint") return {"functional", "checkpoint"};
   return {"functional", ""};
 }
 
@@ -57,8 +58,8 @@ std::string describe(const Point& p) {
 }
 
 const std::vector<std::string>& known_implementations() {
-  static const std::vector<std::string> names = {"ours_fused", "ours_unfused", "ours_cpu", "reference_cpu",
-                                                 "maghoumi"};
+  static const std::vector<std::string> names = {"ours_fused", "ours_unfused", "ours_checkpoint", "ours_cpu",
+                                                 "reference_cpu", "maghoumi"};
   return names;
 }
 

@@ -20,6 +20,10 @@
 // sdtw_torch's size of the CUDA state (kernels::workspace_bytes); -1 when built without CUDA.
 extern "C" int64_t sdtw_torch_cuda_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim, int64_t bandwidth,
                                                int is_double);
+// The checkpointed mode's workspace at the band memory="checkpoint" picks with free_bytes free (the
+// least any band needs when none fits); -1 when built without CUDA.
+extern "C" int64_t sdtw_torch_cuda_checkpoint_state_bytes(int64_t batch, int64_t n, int64_t m, int64_t dim,
+                                                          int64_t bandwidth, int is_double, double free_bytes);
 #endif
 
 namespace sdtw::bench {
@@ -54,8 +58,13 @@ double point_peak_estimate(const Point& p) {
   if (p.device == "cuda") {
     const int64_t band = p.bandwidth ? *p.bandwidth : -1;
     const int is_double = p.dtype == "float64";
+    // The checkpointed band as memory="checkpoint" picks it on an empty device of this capacity.
+    const double capacity = memory_capacity_bytes("cuda");
     auto ws = [&](int64_t n, int64_t m) {
-      return static_cast<double>(sdtw_torch_cuda_state_bytes(p.batch, n, m, p.dim, band, is_double));
+      return static_cast<double>(
+          p.impl == "ours_checkpoint"
+              ? sdtw_torch_cuda_checkpoint_state_bytes(p.batch, n, m, p.dim, band, is_double, capacity)
+              : sdtw_torch_cuda_state_bytes(p.batch, n, m, p.dim, band, is_double));
     };
     state = ws(p.n, p.m);
     if (state >= 0 && p.normalize) state += ws(p.n, p.n) + ws(p.m, p.m);

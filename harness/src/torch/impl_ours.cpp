@@ -1,4 +1,5 @@
-// ours_fused, ours_unfused (CUDA) and ours_cpu: the project's operator sdtw::nn::soft_dtw.
+// ours_fused, ours_unfused, ours_checkpoint (CUDA) and ours_cpu: the project's operator sdtw::nn::soft_dtw.
+// The CUDA ones name their memory mode, so that a point measures the mode its name says.
 #include "torch/implementation.hpp"
 
 #ifdef SDTW_BENCH_HAVE_OURS
@@ -16,6 +17,8 @@ class Ours final : public Implementation {
   std::string description() const override {
     if (name_ == "ours_fused") return "sdtw::nn::soft_dtw, CUDA, fused squared-Euclidean cost (no B x N x M cost tensor)";
     if (name_ == "ours_unfused") return "sdtw::nn::soft_dtw, CUDA, cost tensor materialised";
+    if (name_ == "ours_checkpoint")
+      return "sdtw::nn::soft_dtw, CUDA, fused, memory=\"checkpoint\" (R kept every S rows, bands recomputed)";
     return "sdtw::nn::soft_dtw on the CPU";
   }
   bool built() const override {
@@ -37,8 +40,9 @@ class Ours final : public Implementation {
     o.gamma = p.gamma;
     if (p.bandwidth) o.bandwidth = *p.bandwidth;
     o.normalize = p.normalize;
-    if (name_ == "ours_fused") o.fused = true;
+    if (name_ == "ours_fused" || name_ == "ours_checkpoint") o.fused = true;
     if (name_ == "ours_unfused") o.fused = false;
+    if (name_ != "ours_cpu") o.memory = name_ == "ours_checkpoint" ? "checkpoint" : "full";
     o.reduction = "none";
     return sdtw::nn::soft_dtw(x, y, o);
 #else

@@ -9,6 +9,7 @@ const std::vector<std::unique_ptr<Implementation>>& registry() {
     std::vector<std::unique_ptr<Implementation>> v;
     v.push_back(make_ours("ours_fused"));
     v.push_back(make_ours("ours_unfused"));
+    v.push_back(make_ours("ours_checkpoint"));
     v.push_back(make_ours("ours_cpu"));
     v.push_back(make_reference_cpu());
     v.push_back(make_maghoumi());

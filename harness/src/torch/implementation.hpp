@@ -49,7 +49,7 @@ const Implementation* find_implementation(const std::string& name);  // nullptr 
 
 // Factories, one per file.
 std::unique_ptr<Implementation> make_reference_cpu();
-std::unique_ptr<Implementation> make_ours(const std::string& name);  // ours_fused, ours_unfused, ours_cpu
+std::unique_ptr<Implementation> make_ours(const std::string& name);  // ours_fused, ours_unfused, ours_checkpoint, ours_cpu
 std::unique_ptr<Implementation> make_maghoumi();
 
 // True when this binary can use a CUDA device now.

@@ -125,6 +125,30 @@ def _pairwise_soft_dtw_sqeuclidean(X, Y, x_index, y_index, gamma, bandwidth=-1, 
     return X.new_empty((x_index.shape[0],), dtype=_value_dtype(X.dtype))
 
 
+def _checkpoint_state(a, n, m, dim, bandwidth, band_rows):
+    batch = 1 if a.dim() == 2 else a.shape[0]
+    nbytes = _library.cuda_checkpoint_bytes(batch, n, m, dim, bandwidth, a.dtype == torch.float64, band_rows)
+    return a.new_empty((nbytes,), dtype=torch.uint8)
+
+
+def _sqeuclidean_checkpoint_forward(x, y, gamma, bandwidth, x_lengths, y_lengths, band_rows):
+    _same_device("x", x, (x_lengths, y_lengths), y=y)
+    return _values(x), _checkpoint_state(x, x.shape[-2], y.shape[-2], x.shape[-1], bandwidth, band_rows)
+
+
+def _sqeuclidean_checkpoint_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths, band_rows):
+    return _sqeuclidean_backward(dvalues, x, y, state, gamma, bandwidth, x_lengths, y_lengths)
+
+
+def _cost_checkpoint_forward(D, gamma, bandwidth, x_lengths, y_lengths, band_rows):
+    _same_device("D", D, (x_lengths, y_lengths))
+    return _values(D), _checkpoint_state(D, D.shape[-2], D.shape[-1], 1, bandwidth, band_rows)
+
+
+def _cost_checkpoint_backward(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths, band_rows):
+    return _cost_backward(dvalues, D, state, gamma, bandwidth, x_lengths, y_lengths)
+
+
 _FAKES = {
     "soft_dtw_sqeuclidean": _soft_dtw_sqeuclidean,
     "soft_dtw_cost": _soft_dtw_cost,
@@ -139,6 +163,10 @@ _FAKES = {
     "pairwise_soft_dtw_sqeuclidean": _pairwise_soft_dtw_sqeuclidean,
     "sqeuclidean_cost_backward": _sqeuclidean_cost_backward,
     "alignment_backward": _alignment_backward,
+    "sqeuclidean_checkpoint_forward": _sqeuclidean_checkpoint_forward,
+    "sqeuclidean_checkpoint_backward": _sqeuclidean_checkpoint_backward,
+    "cost_checkpoint_forward": _cost_checkpoint_forward,
+    "cost_checkpoint_backward": _cost_checkpoint_backward,
 }
 
 if NEW_API:

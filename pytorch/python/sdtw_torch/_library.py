@@ -71,6 +71,16 @@ def cuda_state_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
     return _workspace_bytes(batch, n, m, dim, bandwidth, is_double, False)
 
 
+def cuda_checkpoint_bytes(batch, n, m, dim, bandwidth, is_double, band_rows) -> int:
+    """Bytes of the checkpointed state of one CUDA call with bands of band_rows rows."""
+    with no_dispatch():
+        nbytes = torch.ops.sdtw.cuda_checkpoint_bytes(int(batch), int(n), int(m), int(dim), int(bandwidth),
+                                                      bool(is_double), int(band_rows))
+    if nbytes < 0:
+        raise RuntimeError("sdtw_torch was built without CUDA support, or the problem is invalid: " + str(LIBRARY_PATH))
+    return nbytes
+
+
 def cuda_values_bytes(batch, n, m, dim, bandwidth, is_double) -> int:
     """Bytes of the values-only kernels' workspace (the border ring, no state) of one CUDA call."""
     return _workspace_bytes(batch, n, m, dim, bandwidth, is_double, True)

@@ -167,30 +167,37 @@ def _callable_cost(a, b, dist):
     return D
 
 
-def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c, v):
+def _memory(memory):
+    """The memory mode as the operators take it ('auto', 'full' or 'checkpoint'; they check the value)."""
+    return _text(memory, "memory", " ('auto', 'full' or 'checkpoint')")
+
+
+def _callable_soft_dtw(x, y, xl, yl, o, check_inputs, c, v, memory="auto"):
     """The loss for a callable dist: its cost tensors (the self-costs too for normalize) go to the
     cost-tensor operator, which does the rest. Padding is zeroed first as the loss operator does."""
     _check_not_fused(o)
     x, y = torch.ops.sdtw.zero_padding(x, y, xl, yl)
     selves = (_callable_cost(x, x, o.dist), _callable_cost(y, y, o.dist)) if o.normalize else (None, None)
     return torch.ops.sdtw.soft_dtw_cost_loss(_callable_cost(x, y, o.dist), xl, yl, o.gamma, o.bandwidth, o.reduction,
-                                             *selves, check_inputs, *c, *v)
+                                             *selves, check_inputs, *c, *v, memory)
 
 
 def _soft_dtw(x, y, o, x_lengths, y_lengths, check_inputs=False, c=_Constraint(None, None, None),
-              v=_Variant(0.0, False)):
-    """soft_dtw with converted options o (_convert), constraint c (_constraint) and variant v (_variant)."""
+              v=_Variant(0.0, False), memory="auto"):
+    """soft_dtw with converted options o (_convert), constraint c (_constraint), variant v (_variant) and
+    memory mode."""
     _check_tensor(x, "x")
     _check_tensor(y, "y")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
+    memory = _memory(memory)
     if callable(o.dist):
-        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c, v)
-    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c, *v)
+        return _callable_soft_dtw(x, y, xl, yl, o, bool(check_inputs), c, v, memory)
+    return torch.ops.sdtw.soft_dtw_loss(x, y, xl, yl, *o, bool(check_inputs), *c, *v, memory)
 
 
 def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
              reduction="none", x_lengths=None, y_lengths=None, check_inputs=False, global_constraint=None,
-             sakoe_chiba_radius=None, itakura_max_slope=None, warp=0.0, subsequence=False):
+             sakoe_chiba_radius=None, itakura_max_slope=None, warp=0.0, subsequence=False, memory="auto"):
     """Soft-DTW between x (B, N, D) and y (B, M, D) (or unbatched (N, D), (M, D)).
 
     Returns (B,) (or () unbatched) for reduction='none', else the mean or sum over the batch.
@@ -198,7 +205,7 @@ def soft_dtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclid
     """
     options = _convert(gamma, bandwidth, normalize, dist, fused, reduction)
     c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
-    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c, _variant(warp, subsequence))
+    return _soft_dtw(x, y, options, x_lengths, y_lengths, check_inputs, c, _variant(warp, subsequence), memory)
 
 
 def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None):
@@ -208,15 +215,16 @@ def softdtw(x, y, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclide
 
 def soft_dtw_cost(D, *, gamma=1.0, bandwidth=None, reduction="none", x_lengths=None, y_lengths=None,
                   check_inputs=False, global_constraint=None, sakoe_chiba_radius=None, itakura_max_slope=None,
-                  warp=0.0, subsequence=False):
+                  warp=0.0, subsequence=False, memory="auto"):
     """Soft-DTW of a precomputed cost tensor D (B, N, M) (or (N, M)); differentiable in D.
-    warp and subsequence as in SoftDTW."""
+    warp and subsequence as in SoftDTW; memory as SoftDTW's (the state of the CUDA backward; E is
+    (B, N, M) whatever the mode)."""
     _check_tensor(D, "D")
     xl, yl = _lengths(x_lengths, "x_lengths"), _lengths(y_lengths, "y_lengths")
     o = _convert(gamma, bandwidth, False, "sqeuclidean", None, reduction)
     c = _constraint(global_constraint, sakoe_chiba_radius, itakura_max_slope)
     return torch.ops.sdtw.soft_dtw_cost_loss(D, xl, yl, o.gamma, o.bandwidth, o.reduction, None, None,
-                                             bool(check_inputs), *c, *_variant(warp, subsequence))
+                                             bool(check_inputs), *c, *_variant(warp, subsequence), _memory(memory))
 
 
 def alignment_from_cost(D, *, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, check_inputs=False,

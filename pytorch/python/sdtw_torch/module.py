@@ -1,7 +1,7 @@
 """sdtw_torch.SoftDTW: a drop-in for softdtw-cuda-torch's SoftDTW module."""
 import torch
 
-from .functional import _constraint, _convert, _resolve, _soft_dtw, _variant
+from .functional import _constraint, _convert, _memory, _resolve, _soft_dtw, _variant
 
 
 class SoftDTW(torch.nn.Module):
@@ -44,6 +44,14 @@ class SoftDTW(torch.nn.Module):
     conversion (a string for gamma, 2 for fused) raise TypeError here.
     reduction: 'none' returns (B,) (() unbatched); 'mean' and 'sum' reduce over the batch.
 
+    memory: the CUDA backward's memory. 'full' keeps the full state (4.25 bytes per DP cell, the
+        fastest); 'checkpoint' keeps R's float64 rows every S rows plus one band of S rows' state and
+        recomputes each band's forward once, about B M (8 N / S + 4.25 S) bytes (dist 'sqeuclidean'
+        fused, or fused=False; bandwidth but no global_constraint; no double backward). 'auto'
+        (default): full when it fits in 90 % of the device's free memory, else checkpoint with the
+        tallest band that fits; when neither fits, an error names both modes' bytes. The CPU keeps
+        its own path in every mode (the value is still checked).
+
     check_inputs: False (default) lets non-finite values in pair b give pair b a non-finite loss
         and gradient, as torch's own losses do, with no extra work on the GPU; True raises
         ValueError naming the argument, batch index and position of the first non-finite value
@@ -59,7 +67,7 @@ class SoftDTW(torch.nn.Module):
 
     def __init__(self, *, gamma=1.0, bandwidth=None, normalize=False, dist="sqeuclidean", fused=None,
                  reduction="none", check_inputs=False, global_constraint=None, sakoe_chiba_radius=None,
-                 itakura_max_slope=None, warp=0.0, subsequence=False):
+                 itakura_max_slope=None, warp=0.0, subsequence=False, memory="auto"):
         super().__init__()
         # Fail early (the operator names the argument).
         _resolve(gamma, bandwidth, normalize, dist, fused, reduction,
@@ -76,17 +84,18 @@ class SoftDTW(torch.nn.Module):
         self.fused = fused
         self.reduction = reduction
         self.check_inputs = bool(check_inputs)
+        self.memory = _memory(memory)
 
     def forward(self, x, y, x_lengths=None, y_lengths=None):
         options = _convert(self.gamma, self.bandwidth, self.normalize, self.dist, self.fused, self.reduction)
         c = _constraint(self.global_constraint, self.sakoe_chiba_radius, self.itakura_max_slope)
         return _soft_dtw(x, y, options, x_lengths, y_lengths, self.check_inputs, c,
-                         _variant(self.warp, self.subsequence))
+                         _variant(self.warp, self.subsequence), self.memory)
 
     def extra_repr(self):
         return (
             f"gamma={self.gamma}, bandwidth={self.bandwidth}, normalize={self.normalize}, dist={self.dist!r}, "
-            f"fused={self.fused}, reduction={self.reduction!r}, check_inputs={self.check_inputs}"
+            f"fused={self.fused}, reduction={self.reduction!r}, check_inputs={self.check_inputs}, memory={self.memory!r}"
             + "".join(f", {k}={v!r}" for k, v in (("global_constraint", self.global_constraint),
                                                    ("sakoe_chiba_radius", self.sakoe_chiba_radius),
                                                    ("itakura_max_slope", self.itakura_max_slope)) if v is not None)

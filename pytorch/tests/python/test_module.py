@@ -145,10 +145,10 @@ def test_gradcheck_sqeuclidean_with_lengths_and_band():
 def test_keywords_match_softdtw_cuda_torch():
     params = inspect.signature(sdtw_torch.SoftDTW.__init__).parameters
     # softdtw-cuda-torch's keywords, then ours, then tslearn's global constraints, then Parallel
-    # Tacotron 2's warp penalty and subsequence soft-DTW.
+    # Tacotron 2's warp penalty and subsequence soft-DTW, then the memory mode.
     assert [p for p in params if p != "self"] == ["gamma", "bandwidth", "normalize", "dist", "fused", "reduction",
                                                  "check_inputs", "global_constraint", "sakoe_chiba_radius",
-                                                 "itakura_max_slope", "warp", "subsequence"]
+                                                 "itakura_max_slope", "warp", "subsequence", "memory"]
     assert all(params[p].kind == inspect.Parameter.KEYWORD_ONLY for p in params if p != "self")
     assert [p for p in inspect.signature(sdtw_torch.SoftDTW.forward).parameters] == [
         "self", "x", "y", "x_lengths", "y_lengths"]

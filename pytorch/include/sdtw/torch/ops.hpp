@@ -95,7 +95,9 @@ at::Tensor pairwise_cost(const at::Tensor& x, const at::Tensor& y, const std::st
 // The loss with every option of sdtw::nn::SoftDtwOptions (and of sdtw_torch.SoftDTW): validated and
 // named here; bandwidth absent, <= 0 or >= 2^62: no band, else its floor. global_constraint
 // "sakoe_chiba" or "itakura" with tslearn's sakoe_chiba_radius (default 1) and itakura_max_slope
-// (default 2); either value alone implies its constraint, as in tslearn; not with bandwidth. Differentiable in x and y (in D); x and
+// (default 2); either value alone implies its constraint, as in tslearn; not with bandwidth.
+// memory: "auto" (default), "full" or "checkpoint", the CUDA backward's state (sdtw::nn::SoftDtwOptions::memory).
+// Differentiable in x and y (in D); x and
 // y past their lengths are read as zero, so non-finite padding leaves the gradient finite.
 // check_inputs: the first non-finite value inside the lengths (and lengths on the device out of
 // range or out of the band) is a ValueError naming it, at the cost of a host synchronisation.
@@ -111,7 +113,7 @@ at::Tensor soft_dtw_loss(const at::Tensor& x, const at::Tensor& y,
                          const std::string& reduction = "none", bool check_inputs = false,
     const c10::optional<std::string>& global_constraint = c10::nullopt,
     c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt,
-    double warp = 0.0, bool subsequence = false);
+    double warp = 0.0, bool subsequence = false, const std::string& memory = "auto");
 // The loss of a cost tensor D; with the self-costs D_xx (N, N) and D_yy (M, M), the divergence
 // sdtw(D) - (sdtw(D_xx) + sdtw(D_yy)) / 2.
 at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tensor>& x_lengths = c10::nullopt,
@@ -121,7 +123,7 @@ at::Tensor soft_dtw_cost_loss(const at::Tensor& D, const c10::optional<at::Tenso
                               const c10::optional<at::Tensor>& D_yy = c10::nullopt, bool check_inputs = false,
     const c10::optional<std::string>& global_constraint = c10::nullopt,
     c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt, c10::optional<double> itakura_max_slope = c10::nullopt,
-    double warp = 0.0, bool subsequence = false);
+    double warp = 0.0, bool subsequence = false, const std::string& memory = "auto");
 // The expected alignment E = d sdtw / d D, of x and y for dist or of D; differentiable.
 at::Tensor alignment(const at::Tensor& x, const at::Tensor& y,
                      const c10::optional<at::Tensor>& x_lengths = c10::nullopt,

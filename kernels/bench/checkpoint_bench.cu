@@ -1,0 +1,98 @@
+// The checkpointed mode against the full state: one fused float32 forward + backward, timed with
+// CUDA events. Counters: DP cells per second, and the device bytes the step holds (inputs,
+// gradients, values and workspace: the kernels allocate nothing else), which is its peak.
+// band_rows 0 runs the full state. Run:
+//   sdtw_kernels_checkpoint_bench --benchmark_counters_tabular=true
+//   --benchmark_filter='N:131072/'  (the time-per-cell ratio at N = M = 2^17)
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <random>
+#include <vector>
+
+#include "device_buffers.hpp"
+#include "sdtw/kernels/checkpoint.hpp"
+
+namespace {
+
+using sdtw::kernels::bench::Buffers;
+using sdtw::kernels::bench::check;
+
+float* normal_series(Buffers& buf, int64_t count, unsigned seed) {
+  float* d = buf.alloc<float>(count);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> host(count);
+  for (auto& v : host) v = normal(rng);
+  check(cudaMemcpy(d, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return d;
+}
+
+void BM_Checkpoint(benchmark::State& state) {
+  const int64_t B = state.range(0), N = state.range(1), D = state.range(2), band_rows = state.range(3);
+  const sdtw::kernels::Problem p{B, N, N, D, 1.0};
+  std::size_t free_before = 0, free_after = 0, total = 0;
+  check(cudaMemGetInfo(&free_before, &total));
+  Buffers buf;
+  float* x = normal_series(buf, B * N * D, 1);
+  float* y = normal_series(buf, B * N * D, 2);
+  float* gx = buf.alloc<float>(B * N * D);
+  float* gy = buf.alloc<float>(B * N * D);
+  float* values = buf.alloc<float>(B);
+  const std::vector<float> ones(B, 1.0f);
+  float* dvalues = buf.alloc<float>(B);
+  check(cudaMemcpy(dvalues, ones.data(), B * sizeof(float), cudaMemcpyHostToDevice));
+  const std::size_t workspace_bytes = band_rows > 0 ? sdtw::kernels::checkpoint_workspace_bytes<float>(p, band_rows)
+                                                    : sdtw::kernels::workspace_bytes<float>(p);
+  char* workspace = buf.alloc<char>(workspace_bytes);
+  check(cudaMemGetInfo(&free_after, &total));
+  const auto step = [&] {
+    if (band_rows > 0) {
+      sdtw::kernels::sqeuclidean_checkpoint_forward<float>(p, band_rows, x, y, values, workspace, nullptr);
+      sdtw::kernels::sqeuclidean_checkpoint_backward<float>(p, band_rows, x, y, dvalues, gx, gy, workspace, nullptr);
+    } else {
+      sdtw::kernels::sqeuclidean_forward<float>(p, x, y, values, workspace, nullptr);
+      sdtw::kernels::sqeuclidean_backward<float>(p, x, y, dvalues, gx, gy, workspace, nullptr);
+    }
+  };
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start));
+  check(cudaEventCreate(&stop));
+  step();
+  check(cudaDeviceSynchronize());
+  for (auto _ : state) {
+    check(cudaEventRecord(start));
+    step();
+    check(cudaEventRecord(stop));
+    check(cudaEventSynchronize(stop));
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  const double cells = double(B) * N * N;
+  state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ns_per_cell"] =
+      benchmark::Counter(cells * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["step_GB"] = double(free_before - free_after) / 1e9;
+  state.SetLabel(band_rows > 0 ? "checkpoint" : "full");
+}
+
+// The issue's targets: the ratio at 2^17 (full against bands of 2048, 16384 and 65536 rows), the
+// peak at 2^20 with bands of 2048 rows, and B = 16 at 2^16 with bands of 1024.
+BENCHMARK(BM_Checkpoint)
+    ->ArgNames({"B", "N", "D", "band_rows"})
+    ->Args({1, 1 << 17, 8, 0})
+    ->Args({1, 1 << 17, 8, 2048})
+    ->Args({1, 1 << 17, 8, 16384})
+    ->Args({1, 1 << 17, 8, 65536})
+    ->Args({16, 1 << 16, 8, 1024})
+    ->Args({1, 1 << 20, 8, 2048})
+    ->UseManualTime()
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
