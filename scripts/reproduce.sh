@@ -22,15 +22,15 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/common.sh
 source scripts/common.sh
 
-PARTS=(build sweep originals step features kernels ladder accuracy gpu-tests sanitizer paper)
+PARTS=(build sweep originals step features kernels checkpoint ladder accuracy gpu-tests sanitizer paper)
 CPU_PARTS=" build paper "
 cpu_parts() { echo "${CPU_PARTS:1:${#CPU_PARTS}-2}"; }
 # Expected wall time on one H100 in minutes (full, quick): the full ones round up each part's wall
 # time in results/h100/reproduce.tsv (a whole run), the quick ones are estimates; they add up to
-# 20.5 and 5.7 (quick: on a tree already built).
-declare -A MINUTES=([build]=2 [sweep]=3 [originals]=4 [step]=1 [features]=3 [kernels]=1 [ladder]=0.5
+# 24.5 and 6.2 (quick: on a tree already built).
+declare -A MINUTES=([build]=2 [sweep]=3 [originals]=4 [step]=1 [features]=3 [kernels]=1 [checkpoint]=4 [ladder]=0.5
   [accuracy]=1 [gpu-tests]=2 [sanitizer]=2.5 [paper]=0.5)
-declare -A QUICK_MINUTES=([build]=0.2 [sweep]=1 [originals]=0.8 [step]=0.5 [features]=0.5 [kernels]=0.5 [ladder]=0.7
+declare -A QUICK_MINUTES=([build]=0.2 [sweep]=1 [originals]=0.8 [step]=0.5 [features]=0.5 [kernels]=0.5 [checkpoint]=0.5 [ladder]=0.7
   [accuracy]=0.5 [gpu-tests]=0.5 [sanitizer]=0.3 [paper]=0.2)
 declare -A WHAT=(
   [build]="configure and build everything (Release, this GPU's CUDA architecture)"
@@ -39,13 +39,14 @@ declare -A WHAT=(
   [step]="pytorch/bench/step.py: the user's training step"
   [features]="pytorch/bench/features.py: cdist, barycenter (quick: --quick)"
   [kernels]="sdtw_kernels_bench (fused vs the cost-tensor DP) + kernels/bench/report.py"
+  [checkpoint]="sdtw_kernels_checkpoint_bench (checkpointed mode against the full state) + kernels/bench/checkpoint_report.py"
   [ladder]="sdtw_kernels_ladder (the ceiling to the full step, one piece a rung) + kernels/bench/ladder_report.py"
   [accuracy]="sdtw-bench check --accuracy-csv (as a results file); the kernels' accuracy grid and its known worst input"
   [gpu-tests]="ctest -L gpu, summarised"
   [sanitizer]="compute-sanitizer memcheck, racecheck, synccheck on the kernel tests"
   [paper]="paper/make_paper.py: tables, figures, report.md and OUT/README.md")
 declare -A OUTPUTS=([build]="" [sweep]="paper.csv paper.json paper-quick.csv" [originals]="originals.csv originals.json"
-  [step]="step.csv step.md" [features]="features.csv features.md" [kernels]="kernels.csv kernels.md"
+  [step]="step.csv step.md" [features]="features.csv features.md" [kernels]="kernels.csv kernels.md" [checkpoint]="checkpoint.csv checkpoint.md"
   [ladder]="ladder.csv ladder.md" [accuracy]="grad-accuracy.csv accuracy-grid.csv accuracy.txt" [gpu-tests]="gpu-tests.txt"
   [sanitizer]="sanitizer.txt" [paper]="README.md")
 
@@ -132,6 +133,15 @@ part_kernels() {
   # report.py takes p10 and p90 from the per-repetition runs: no --benchmark_report_aggregates_only.
   py kernels/bench/report.py "$json" --gpu "$(gpu_name)" --driver "$(gpu_driver)" --cuda "$(torch_cuda)" \
     --commit "$COMMIT" --date "$(date -u +%Y-%m-%d)" --csv "$OUT/kernels.csv" >"$OUT/kernels.md"
+}
+
+part_checkpoint() {
+  local filter=. json=$OUT/logs/checkpoint_bench.json
+  [ "$QUICK" = 1 ] && filter='B:1/N:131072/D:8/band_rows:(0|65536)/'
+  "$BUILD/kernels/bench/sdtw_kernels_checkpoint_bench" --benchmark_filter="$filter" --benchmark_counters_tabular=true \
+    --benchmark_out="$json" --benchmark_out_format=json
+  py kernels/bench/checkpoint_report.py "$json" --gpu "$(gpu_name)" --driver "$(gpu_driver)" --cuda "$(torch_cuda)" \
+    --commit "$COMMIT" --date "$(date -u +%Y-%m-%d)" --csv "$OUT/checkpoint.csv" >"$OUT/checkpoint.md"
 }
 
 part_ladder() {

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Turns sdtw_kernels_checkpoint_bench JSON into results/<gpu>/checkpoint.md and, with --csv,
+checkpoint.csv (the results schema, api "kernel", mode "full" or "checkpoint"): per point the time of
+a fused float32 forward + backward (the mean of the bench's iterations, CUDA events), cells per
+second, time per cell, the device bytes the step holds, and the checkpointing issue's targets:
+N = M = 2^20 completes within 16 GB, B = 16 at 2^16 completes, and at N = M = 2^17 the time per cell
+of a checkpointed run at most 2x the full state's in the same run.
+
+    PYTHONPATH=harness/python kernels/bench/checkpoint_report.py BENCH.json --gpu "NVIDIA H100 80GB HBM3" \\
+        --commit abc123 --date 2026-11-26 --csv results/h100/checkpoint.csv > results/h100/checkpoint.md
+"""
+import argparse
+import json
+import re
+import sys
+
+import sdtw_results
+
+PEAK_GB_MAX = 16.0
+RATIO_MAX = 2.0
+RATIO_N = 1 << 17
+PEAK_POINT = (1, 1 << 20)
+BATCH_POINT = (16, 1 << 16)
+GAMMA = 1.0  # the benchmark's Problem (checkpoint_bench.cu)
+EXTRA_COLUMNS = ["band_rows", "cells_per_s", "ns_per_cell", "step_GB", "over_full", "target", "target_met"]
+
+
+def parse(name):
+    """(B, N, D, band_rows) of a BM_Checkpoint run's name."""
+    fields = dict(re.findall(r"(B|N|D|band_rows):(\d+)", name))
+    return tuple(int(fields[k]) for k in ("B", "N", "D", "band_rows"))
+
+
+def target_of(key, step_gb, over_full):
+    """(text, met) of the point's target, or ('', '') when it has none."""
+    b, n, _, band_rows = key
+    if band_rows and (b, n) == PEAK_POINT:
+        return f"completes, <= {PEAK_GB_MAX:g} GB", step_gb <= PEAK_GB_MAX
+    if band_rows and (b, n) == BATCH_POINT:
+        return "completes", True
+    if band_rows and n == RATIO_N and over_full is not None:
+        return f"{over_full:.2f}x full per cell (<= {RATIO_MAX:g}x)", over_full <= RATIO_MAX
+    return "", ""
+
+
+def rows_of(bench):
+    runs = {parse(r["run_name"]): r for r in bench["benchmarks"] if r.get("run_type", "iteration") == "iteration"}
+    rows = []
+    for key in sorted(runs, key=lambda k: (k[1], k[0], k[3])):
+        b, n, d, band_rows = key
+        r = runs[key]
+        if r.get("error_occurred"):
+            raise ValueError(f"{r['run_name']}: {r.get('error_message', 'failed')}")
+        full = runs.get((b, n, d, 0))
+        over_full = r["ns_per_cell"] / full["ns_per_cell"] if band_rows and full else None
+        target, met = target_of(key, r["step_GB"], over_full)
+        rows.append({
+            "grid": "checkpoint", "impl": "ours", "api": "kernel", "mode": "checkpoint" if band_rows else "full",
+            "device": "cuda", "dtype": "float32", "B": b, "N": n, "M": n, "D": d, "gamma": GAMMA,
+            "bandwidth": "none", "normalize": False, "disposition": "passed",
+            **sdtw_results.spread([r["real_time"]]), "verified": "off", "gpu": "0",
+            "band_rows": band_rows, "cells_per_s": r["cells_per_s"], "ns_per_cell": r["ns_per_cell"],
+            "step_GB": r["step_GB"], "over_full": "" if over_full is None else over_full, "target": target,
+            "target_met": "" if met == "" else ("yes" if met else "no"),
+        })
+    return rows, next(iter(runs.values()))["iterations"]
+
+
+def markdown(rows, iterations, gpu, commit, date):
+    out = [
+        "# Checkpointed forward + backward against the full state, fused float32\n",
+        f"GPU: {gpu}; commit: {commit}; date: {date}.",
+        f"Measured with `sdtw_kernels_checkpoint_bench` (CUDA events around forward + backward, the mean of "
+        f"{iterations} steps after one warm-up). Step GB: the device memory the step's buffers take (inputs, "
+        "gradients, values and the kernels' workspace; the kernels allocate nothing else), from cudaMemGetInfo "
+        "before and after they are allocated. Band rows 0 is the full state.\n",
+        "| B | N = M | D | band rows | ms | G cells/s | ns per cell | step GB | over full | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        over = f"{r['over_full']:.2f}x" if r["over_full"] != "" else ""
+        out.append(f"| {r['B']} | {r['N']} | {r['D']} | {r['band_rows']} | {r['time_ms_median']:.1f} | "
+                   f"{r['cells_per_s'] / 1e9:.2f} | {r['ns_per_cell']:.4f} | {r['step_GB']:.2f} | {over} | "
+                   f"{r['target']} | {r['target_met']} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("bench_json")
+    ap.add_argument("--gpu", required=True)
+    ap.add_argument("--commit", required=True)
+    ap.add_argument("--date", required=True)
+    ap.add_argument("--driver", default="")
+    ap.add_argument("--cuda", default="")
+    ap.add_argument("--csv", help="also write the rows here (checkpoint.csv, and checkpoint.json beside it)")
+    args = ap.parse_args()
+    with open(args.bench_json) as f:
+        rows, iterations = rows_of(json.load(f))
+    if args.csv:
+        meta = sdtw_results.collect("checkpoint", None, "cpu", bench_json=args.bench_json, iterations=iterations)
+        meta.update(gpu=args.gpu, gpu_count=1, driver=args.driver, cuda=args.cuda, commit=args.commit,
+                    dirty="unknown", date=args.date)
+        with sdtw_results.ResultsWriter(args.csv, "checkpoint", meta, EXTRA_COLUMNS) as writer:
+            for row in rows:
+                writer.append(row)
+    sys.stdout.write(markdown(rows, iterations, args.gpu, args.commit, args.date))
+
+
+if __name__ == "__main__":
+    main()
