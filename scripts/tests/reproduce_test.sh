@@ -27,6 +27,7 @@ for bin in "$work/bin" "$work/nogpu"; do
 case "$*" in
   *-m\ baselines.originals*) f=originals.csv ;; *step.py*) f=step.csv ;; *features.py*) f=features.csv ;;
   *ladder_report.py*) prev=; for a in "$@"; do [ "$prev" = --csv ] && out=$(dirname "$a"); prev=$a; done; f=ladder.csv ;;
+  *checkpoint_report.py*) prev=; for a in "$@"; do [ "$prev" = --csv ] && out=$(dirname "$a"); prev=$a; done; f=checkpoint.csv ;;
   *report.py*) prev=; for a in "$@"; do [ "$prev" = --csv ] && out=$(dirname "$a"); prev=$a; done; f=kernels.csv ;;
   *sdtw_results.check_accuracy*) out=$(dirname "$4"); f=$(basename "$4") ;;
   *) exit 0 ;;
@@ -52,6 +53,7 @@ echo "sdtw-bench: ran some"'
 # Without a GPU nvidia-smi may still be installed (as on a GPU machine, where this test also runs).
 stub "$work/nogpu/nvidia-smi" 'echo "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver." >&2; exit 9'
 stub "$work/build/kernels/bench/sdtw_kernels_bench" 'exit 0'
+stub "$work/build/kernels/bench/sdtw_kernels_checkpoint_bench" 'exit 0'
 stub "$work/build/kernels/bench/sdtw_kernels_ladder" 'echo "{\"device\": \"Fake H100\"}"'
 stub "$work/build/kernels/tests/sdtw_kernels_tests" 'echo "[ accuracy ] N=64 gamma=1 grad_rel_l2=1e-6"; echo "[  PASSED  ] 4 tests."'
 
@@ -142,11 +144,11 @@ run all "$work/bin"
 grep -q 'written by no part, so not measured at this commit: chain_probe.txt $' "$work/all.txt" ||
   fail "a file no part writes was not named: $(tail -3 "$work/all.txt")"
 [ $rc = 0 ] || fail "all parts exit $rc: $(cat "$work/all.txt")"
-for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv features.csv kernels.csv ladder.csv gpu-tests.txt \
+for f in paper.csv grad-accuracy.csv accuracy.txt originals.csv step.csv features.csv kernels.csv checkpoint.csv ladder.csv gpu-tests.txt \
   sanitizer.txt; do
   [ -s "$work/out/$f" ] || fail "all parts: $f not written"
 done
-[ "$(grep -cE '^[a-z-]+ +done ' "$work/all.txt")" = 11 ] || fail "all parts summary: $(tail -12 "$work/all.txt")"
+[ "$(grep -cE '^[a-z-]+ +done ' "$work/all.txt")" = 12 ] || fail "all parts summary: $(tail -13 "$work/all.txt")"
 grep -q 'ERROR SUMMARY: 0 errors' "$work/out/sanitizer.txt" || fail "sanitizer summary: $(cat "$work/out/sanitizer.txt")"
 grep -q "python3 paper/results_readme.py $work/out" "$log" || fail "the results README was not rewritten at the end"
 grep -q 'python3 -m baselines.originals --config configs/originals-reproduce.yaml' "$log" || fail "originals command"
@@ -157,6 +159,8 @@ grep -q 'python3 -m sdtw_results.check_accuracy .*/logs/check-accuracy.csv .*/gr
   fail "the check's table is not rewritten as a results file"
 grep -q 'python3 kernels/bench/report.py .* --driver .* --cuda ' "$log" || fail "kernels report command"
 grep -q 'python3 kernels/bench/ladder_report.py .*/logs/ladder.jsonl .* --csv .*/ladder.csv' "$log" || fail "ladder report command"
+grep -q 'python3 kernels/bench/checkpoint_report.py .*/logs/checkpoint_bench.json .* --csv .*/checkpoint.csv' "$log" \
+  || fail "checkpoint report command"
 grep -q 'sdtw_kernels_tests --gtest_filter=\*AccuracyGrid\*/2' "$log" || fail "known worst input not replayed"
 
 checks_done reproduce.sh
