@@ -34,14 +34,6 @@ bool state_consumed(AutogradContext* ctx, const at::Tensor& state) {
   return false;
 }
 
-// Checked before Function::apply, which runs forward with grad mode off.
-bool gradient_wanted(std::initializer_list<at::Tensor> inputs) {
-  if (!at::GradMode::is_enabled()) return false;
-  for (const auto& t : inputs)
-    if (t.requires_grad()) return true;
-  return false;
-}
-
 // What both loss nodes keep for the backward: their tensor inputs (D, or x and y), the state,
 // the lengths and the options.
 struct Saved {

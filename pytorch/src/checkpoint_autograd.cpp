@@ -117,13 +117,6 @@ struct CheckpointCost : public torch::autograd::Function<CheckpointCost> {
   }
 };
 
-bool gradient_wanted(std::initializer_list<at::Tensor> inputs) {
-  if (!at::GradMode::is_enabled()) return false;
-  for (const auto& t : inputs)
-    if (t.requires_grad()) return true;
-  return false;
-}
-
 // The band of rows when `memory` picks the checkpointed mode for a CUDA problem of these sizes,
 // else 0 (the full state, or the CPU's path). Sizes the operators would reject go to the full
 // path, whose checks name them.

@@ -4,10 +4,20 @@
 #include <c10/util/string_view.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <tuple>
 
 namespace sdtw::ops::detail {
+
+// Whether an autograd node is wanted: grad mode on and an input requiring a gradient (checked
+// before Function::apply, which runs forward with grad mode off).
+inline bool gradient_wanted(std::initializer_list<at::Tensor> inputs) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const auto& t : inputs)
+    if (t.requires_grad()) return true;
+  return false;
+}
 
 // An optional tensor from a possibly undefined one (how autograd saves an absent argument).
 inline c10::optional<at::Tensor> present(const at::Tensor& t) {
