@@ -106,9 +106,10 @@ void register_eval(CLI::App& app) {
     p.bandwidth = band_of(a.band);
     p.normalize = a.normalize;
     p.problem = a.problem;
-    p.impl = "reference_cpu";
-    if (a.impl != "auto") p.impl = a.impl;
-    else
+    p.impl = a.impl;
+    if (a.impl == "auto") {
+      // The first of the library's that runs the point (ours_unfused: warp or subsequence on CUDA).
+      p.impl = "reference_cpu";
       for (const char* ours : {"ours_fused", "ours_unfused", "ours_cpu"}) {
         const auto* o = find_implementation(ours);
         if (o && o->supports(p).ok) {
@@ -116,6 +117,7 @@ void register_eval(CLI::App& app) {
           break;
         }
       }
+    }
     check_point_runs(p, "the series' lengths or features");
     const Implementation* impl = find_implementation(p.impl);
     const at::Device dev = a.device == "cuda" ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
