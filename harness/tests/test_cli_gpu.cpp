@@ -1,7 +1,8 @@
 // End to end on the GPU (label gpu; skipped without one): ours fused and unfused and the Maghoumi
 // baseline through a small sweep (every row passed, CUDA-event times, allocator peaks, device
-// metadata), Maghoumi's length limit as not_supported, profile, eval on CUDA against the CPU, the
-// peak estimates against the measured peaks, and `--gpus all` against a plain sweep.
+// metadata), Maghoumi's length limit as not_supported, profile, eval on CUDA against the CPU (the
+// library's options too), the peak estimates against the measured peaks, and `--gpus all` against a
+// plain sweep.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -114,6 +115,39 @@ TEST_F(BenchGpu, EvalOnCudaMatchesCpu) {
               0)
         << out;
     EXPECT_NEAR(sdtw_value(out), ref, 1e-5 * std::max(1.0, std::abs(ref))) << impl << "\n" << out;
+  }
+}
+
+// The library's options on CUDA give the CPU's float64 value; warp and subsequence are not fused, so
+// ours_fused refuses them by name and the default picks ours_unfused.
+TEST_F(BenchGpu, EvalLibraryOptionsOnCudaMatchCpu) {
+  if (!have_gpu(*this)) GTEST_SKIP() << "no CUDA device";
+  {
+    std::ofstream x(p("x.csv")), y(p("y.csv"));
+    for (int i = 0; i < 30; ++i) x << std::sin(0.1 * i) << "," << std::cos(0.2 * i) + 1.5 << "\n";
+    for (int i = 0; i < 45; ++i) y << std::sin(0.12 * i + 0.3) << "," << std::cos(0.25 * i) + 1.5 << "\n";
+  }
+  const std::string xy = "eval " + p("x.csv") + " " + p("y.csv") + " --gamma 0.1 ";
+  for (const char* options : {"--dist cosine", "--dist l1", "--dist euclidean", "--dist negative_dot",
+                              "--sakoe-chiba-radius 2", "--global-constraint itakura", "--warp 0.2", "--subsequence"}) {
+    SCOPED_TRACE(options);
+    ASSERT_EQ(bench(xy + options + " --impl ours_cpu"), 0) << out;
+    const double cpu = sdtw_value(out);
+    const std::string o = options;
+    const bool fusable = o.find("--warp") == std::string::npos && o.find("--subsequence") == std::string::npos;
+    for (const char* impl : {"auto", "ours_fused", "ours_unfused"}) {
+      const int rc = bench(xy + options + " --device cuda --dtype float64 --grad --impl " + impl);
+      if (!fusable && std::string(impl) == "ours_fused") {
+        EXPECT_NE(rc, 0) << out;
+        EXPECT_NE(out.find("ours_fused is fused, and warp and subsequence are not"), std::string::npos) << out;
+        continue;
+      }
+      ASSERT_EQ(rc, 0) << impl << "\n" << out;
+      if (std::string(impl) == "auto") {
+        EXPECT_NE(out.find(fusable ? "impl ours_fused" : "impl ours_unfused"), std::string::npos) << out;
+      }
+      EXPECT_NEAR(sdtw_value(out), cpu, 1e-9 * std::max(1.0, std::abs(cpu))) << impl << "\n" << out;
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -47,6 +48,50 @@ TEST_F(BenchCli, EvalGammaZeroIsExactDtw) {
   }
   EXPECT_NE(bench("eval " + p("x.csv") + " " + p("y.csv") + " --gamma 0 --impl maghoumi"), 0);
   EXPECT_NE(out.find("gamma = 0"), std::string::npos) << out;
+}
+
+// The library's options through eval, each against a value worked by hand at gamma = 0 (one optimal
+// path) or on a single-path region (whose value is that path's cost at every gamma).
+TEST_F(BenchCli, EvalTakesTheLibrarysCostsConstraintsWarpAndSubsequence) {
+  std::ofstream(p("x.csv")) << "0\n1\n2\n";
+  std::ofstream(p("y.csv")) << "0\n2\n";
+  std::ofstream(p("y4.csv")) << "0\n4\n";
+  std::ofstream(p("shift.csv")) << "1\n2\n3\n";
+  std::ofstream(p("u.csv")) << "1,0\n1,1\n";
+  std::ofstream(p("v.csv")) << "2,0\n0,3\n";
+  std::ofstream(p("short.csv")) << "1\n2\n";
+  std::ofstream(p("long.csv")) << "5\n1\n2\n7\n";
+  auto value = [&](const std::string& x, const std::string& y, const std::string& options) {
+    EXPECT_EQ(bench("eval " + p(x) + " " + p(y) + " " + options), 0) << options << out;
+    EXPECT_NE(out.find("impl ours_cpu"), std::string::npos) << out;  // auto picks the library
+    return value_of(out);
+  };
+  // x = (0, 1, 2) against (0, 4): 1 meets 0, so the costs 0, |1 - 0|, |2 - 4| (squared: 0, 1, 4).
+  EXPECT_EQ(value("x.csv", "y4.csv", "--gamma 0"), 5.0);
+  EXPECT_EQ(value("x.csv", "y4.csv", "--gamma 0 --dist l1"), 3.0);
+  EXPECT_NEAR(value("x.csv", "y4.csv", "--gamma 0 --dist euclidean"), 3.0, 1e-12);
+  // u = ((1,0), (1,1)), v = ((2,0), (0,3)): cosine's best path is the diagonal, 0 + (1 - 1/sqrt 2);
+  // the negative dot product's goes through (u1, v0): -2 - 2 - 3.
+  EXPECT_NEAR(value("u.csv", "v.csv", "--gamma 0 --dist cosine"), 1.0 - 1.0 / std::sqrt(2.0), 1e-12);
+  EXPECT_NEAR(value("u.csv", "v.csv", "--gamma 0 --dist negative_dot"), -7.0, 1e-12);
+  // (0,1,2) against (1,2,3): DTW 2 through (1,0) and (2,1); the diagonal alone costs 3 at any gamma.
+  EXPECT_EQ(value("x.csv", "shift.csv", "--gamma 0"), 2.0);
+  const double full = value("x.csv", "shift.csv", "--gamma 0.5");
+  EXPECT_LT(full, 2.0);
+  EXPECT_NEAR(value("x.csv", "shift.csv", "--gamma 0.5 --global-constraint sakoe_chiba --sakoe-chiba-radius 0"), 3.0,
+              1e-12);
+  EXPECT_NEAR(value("x.csv", "shift.csv", "--gamma 0.5 --sakoe-chiba-radius 0"), 3.0, 1e-12);
+  EXPECT_NEAR(value("x.csv", "shift.csv", "--gamma 0.5 --itakura-max-slope 1"), 3.0, 1e-12);
+  const double radius_one = value("x.csv", "shift.csv", "--gamma 0.5 --global-constraint sakoe_chiba");
+  EXPECT_GT(radius_one, full + 1e-9);  // the default radius 1 drops the paths through the corners
+  EXPECT_LT(radius_one, 3.0 - 1e-9);
+  // (0,1,2) against (0,2): one vertical move on every optimal path, so DTW 1 plus the warp.
+  EXPECT_EQ(value("x.csv", "y.csv", "--gamma 0"), 1.0);
+  EXPECT_EQ(value("x.csv", "y.csv", "--gamma 0 --warp 0.5"), 1.5);
+  EXPECT_EQ(value("x.csv", "y.csv", "--gamma 0 --warp -0.25"), 0.75);
+  // (1,2) is a stretch of (5,1,2,7): 0 as a subsequence; pinned to both ends, 16 + 0 + 0 + 25.
+  EXPECT_EQ(value("short.csv", "long.csv", "--gamma 0 --subsequence"), 0.0);
+  EXPECT_EQ(value("short.csv", "long.csv", "--gamma 0"), 41.0);
 }
 
 TEST_F(BenchCli, EvalBadGammaAndNonFiniteInputsAreCleanErrors) {

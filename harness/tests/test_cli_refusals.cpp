@@ -86,6 +86,37 @@ TEST_F(BenchCli, EvalNamesImplDeviceAndOutputFolder) {
   expect_refused(bench(xy + " --bandwidth nan"), out, {"--bandwidth", "must be a number", "nan"});
 }
 
+TEST_F(BenchCli, EvalRefusesBadLibraryOptionsByName) {
+  std::ofstream(p("x.csv")) << "0\n3\n1\n4\n";
+  std::ofstream(p("y.csv")) << "1\n0\n4\n";
+  const std::string xy = "eval " + p("x.csv") + " " + p("y.csv");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"--dist cityblock", {"--dist", "cityblock", "sqeuclidean", "euclidean", "cosine", "l1", "negative_dot"}},
+      {"--global-constraint band", {"--global-constraint", "band", "sakoe_chiba", "itakura"}},
+      {"--sakoe-chiba-radius -1", {"--sakoe-chiba-radius", "must be an integer >= 0", "-1"}},
+      {"--sakoe-chiba-radius 1.5", {"--sakoe-chiba-radius", "must be an integer >= 0", "'1.5'"}},
+      {"--itakura-max-slope 0", {"--itakura-max-slope", "must be a finite number > 0", "0"}},
+      {"--itakura-max-slope inf", {"--itakura-max-slope", "must be a finite number > 0", "inf"}},
+      {"--warp nan", {"--warp", "must be a finite number", "nan"}},
+      {"--warp x", {"--warp", "must be a finite number", "'x'"}},
+      // Combinations are the library's to refuse; its message names both keywords.
+      {"--global-constraint itakura --sakoe-chiba-radius 1", {"sakoe_chiba_radius", "itakura"}},
+  };
+  for (const auto& [args, fragments] : cases) {
+    SCOPED_TRACE(args);
+    expect_refused(bench(xy + " " + args), out, fragments);
+    EXPECT_EQ(out.find("sdtw = "), std::string::npos) << out;
+  }
+  // The implementations outside the library name the option, its value and themselves.
+  for (const char* impl : {"reference_cpu", "maghoumi"})
+    for (const char* option : {"--dist l1", "--global-constraint itakura", "--sakoe-chiba-radius 0",
+                               "--itakura-max-slope 3", "--warp 0.5", "--subsequence"}) {
+      SCOPED_TRACE(std::string(impl) + " " + option);
+      expect_refused(bench(xy + " --impl " + impl + " " + option), out,
+                     {"--impl " + std::string(impl), impl + std::string(" does not take ") + option, "ours_cpu"});
+    }
+}
+
 TEST_F(BenchCli, CompareRefusesBadTolerancesAndFilesWithoutRows) {
   const std::string cfg = std::string(SDTW_BENCH_CONFIGS) + "/ci.yaml";
   ASSERT_EQ(bench("--sweep " + cfg + " --out " + p("r") + " --limit 2 --no-table"), 0) << out;

@@ -54,7 +54,19 @@ std::string describe(const Point& p) {
                   " gamma=" + format_double(p.gamma);
   if (p.bandwidth) s += " band=" + std::to_string(*p.bandwidth);
   if (p.normalize) s += " normalize";
+  if (const std::string k = p.problem.set_options(); !k.empty()) s += " " + k;
   return s;
+}
+
+std::string ProblemOptions::set_options() const {
+  std::string s;
+  if (dist != "sqeuclidean") s += " --dist " + dist;
+  if (global_constraint) s += " --global-constraint " + *global_constraint;
+  if (sakoe_chiba_radius) s += " --sakoe-chiba-radius " + std::to_string(*sakoe_chiba_radius);
+  if (itakura_max_slope) s += " --itakura-max-slope " + format_double(*itakura_max_slope);
+  if (warp != 0.0) s += " --warp " + format_double(warp);
+  if (subsequence) s += " --subsequence";
+  return s.empty() ? s : s.substr(1);
 }
 
 const std::vector<std::string>& known_implementations() {

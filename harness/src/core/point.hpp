@@ -8,6 +8,19 @@
 
 namespace sdtw::bench {
 
+// The library's keywords beyond the sweep's (sdtw::nn::SoftDtwOptions), set by `sdtw-bench eval` only:
+// they are not key columns, so every swept point keeps these defaults (today's problem).
+struct ProblemOptions {
+  std::string dist = "sqeuclidean";
+  std::optional<std::string> global_constraint;  // "sakoe_chiba" or "itakura"
+  std::optional<int64_t> sakoe_chiba_radius;
+  std::optional<double> itakura_max_slope;
+  double warp = 0.0;
+  bool subsequence = false;
+  // The keywords set away from their defaults as eval's options ("--dist cosine --warp 0.5"); "" when none.
+  std::string set_options() const;
+};
+
 struct Point {
   std::string impl;    // registry name: ours_fused, ours_unfused, ours_cpu, reference_cpu, maghoumi, ...
   std::string device;  // "cuda" or "cpu"
@@ -19,6 +32,7 @@ struct Point {
   double gamma = 1.0;
   std::optional<int64_t> bandwidth;  // none: full grid
   bool normalize = false;
+  ProblemOptions problem;   // not part of the key (see ProblemOptions)
   std::string grid;         // the config block the point came from (not part of the key)
   int64_t index = 0;        // position in the whole sweep's point list (not part of the key)
 

@@ -25,6 +25,25 @@ Series from_tensor(const at::Tensor& t) {
   return s;
 }
 
+// The library's keywords of sdtw::nn::SoftDtwOptions, spelled as there; their combinations (a radius
+// with itakura, a constraint with --bandwidth or --subsequence, ...) are the library's to refuse.
+void add_problem_options(CLI::App* cmd, ProblemOptions& o) {
+  cmd->add_option("--dist", o.dist, "Cost between time steps (default sqeuclidean)")
+      ->check(CLI::IsMember({"sqeuclidean", "euclidean", "cosine", "l1", "negative_dot"}));
+  cmd->add_option("--global-constraint", o.global_constraint, "tslearn's global constraint (default none)")
+      ->check(CLI::IsMember({"sakoe_chiba", "itakura"}));
+  cmd->add_option("--sakoe-chiba-radius", o.sakoe_chiba_radius,
+                  "Radius of the sakoe_chiba constraint, tslearn's semantics for N != M (default 1; alone implies "
+                  "--global-constraint sakoe_chiba)")
+      ->check(integer_at_least(0));
+  cmd->add_option("--itakura-max-slope", o.itakura_max_slope,
+                  "Slope of the itakura parallelogram (default 2; alone implies --global-constraint itakura)")
+      ->check(finite_positive());
+  cmd->add_option("--warp", o.warp, "Penalty added to every vertical and horizontal move (default 0)")
+      ->check(finite_number());
+  cmd->add_flag("--subsequence", o.subsequence, "Subsequence soft-DTW: x against any stretch of y");
+}
+
 // Checked before any work: an output path whose folder is missing fails only after the computation.
 CLI::Validator in_existing_folder() {
   return CLI::Validator(
@@ -49,6 +68,7 @@ void register_eval(CLI::App& app) {
     std::string x, y, impl = "auto", device = "cpu", dtype = "float64", grad_x_out, grad_y_out;
     double gamma = 1.0, band = -1;
     bool normalize = false, grad = false;
+    ProblemOptions problem;
   };
   static Args a;
   cmd->add_option("x", a.x, "First series (.csv or .npy)")->required()->check(CLI::ExistingFile);
@@ -56,6 +76,7 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--gamma", a.gamma, "Smoothing gamma >= 0, 0 for exact DTW (default 1)")->check(finite_non_negative());
   add_bandwidth_option(cmd, a.band);
   cmd->add_flag("--normalize", a.normalize, "Soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2");
+  add_problem_options(cmd, a.problem);
   cmd->add_option("--device", a.device, "cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--dtype", a.dtype, "float64 (default) or float32")->check(CLI::IsMember({"float32", "float64"}));
   std::vector<std::string> impls = known_implementations();
@@ -84,11 +105,18 @@ void register_eval(CLI::App& app) {
     p.gamma = a.gamma;
     p.bandwidth = band_of(a.band);
     p.normalize = a.normalize;
+    p.problem = a.problem;
     p.impl = a.impl;
     if (a.impl == "auto") {
-      const std::string ours = a.device == "cuda" ? "ours_fused" : "ours_cpu";
-      const auto* o = find_implementation(ours);
-      p.impl = o && o->supports(p).ok ? ours : "reference_cpu";
+      // The first of the library's that runs the point (ours_unfused: warp or subsequence on CUDA).
+      p.impl = "reference_cpu";
+      for (const char* ours : {"ours_fused", "ours_unfused", "ours_cpu"}) {
+        const auto* o = find_implementation(ours);
+        if (o && o->supports(p).ok) {
+          p.impl = ours;
+          break;
+        }
+      }
     }
     check_point_runs(p, "the series' lengths or features");
     const Implementation* impl = find_implementation(p.impl);
@@ -97,9 +125,10 @@ void register_eval(CLI::App& app) {
     at::Tensor x = to_tensor(xs).to(dev, st).requires_grad_(a.grad);
     at::Tensor y = to_tensor(ys).to(dev, st).requires_grad_(a.grad);
     at::Tensor v = impl->forward(x, y, p);
-    std::printf("impl %s, device %s, %s, N=%ld M=%ld D=%ld gamma=%g%s\n", p.impl.c_str(), p.device.c_str(),
+    const std::string set = p.problem.set_options();
+    std::printf("impl %s, device %s, %s, N=%ld M=%ld D=%ld gamma=%g%s%s%s\n", p.impl.c_str(), p.device.c_str(),
                 p.dtype.c_str(), static_cast<long>(p.n), static_cast<long>(p.m), static_cast<long>(p.dim), p.gamma,
-                p.normalize ? " (divergence)" : "");
+                p.normalize ? " (divergence)" : "", set.empty() ? "" : " ", set.c_str());
     std::printf("sdtw = %.17g\n", v.to(at::kCPU, at::kDouble).item<double>());
     if (a.grad) {
       v.sum().backward();

@@ -30,25 +30,34 @@ int& exit_status() {
   return status;
 }
 
-const CLI::Validator& finite_positive() {
-  static const CLI::Validator v(
-      [](std::string& text) -> std::string {
+namespace {
+
+// A finite number for which `ok` holds; the message names `want` (as in "must be a finite number > 0").
+CLI::Validator finite_where(bool (*ok)(double), const std::string& want) {
+  const std::string must = "must be a finite number" + want;
+  return CLI::Validator(
+      [ok, must](std::string& text) -> std::string {
         const auto x = parse_number(text);
-        if (!x) return "must be a finite number > 0 (got '" + text + "')";
-        return std::isfinite(*x) && *x > 0 ? std::string() : "must be a finite number > 0 (got " + text + ")";
+        if (!x) return must + " (got '" + text + "')";
+        return std::isfinite(*x) && ok(*x) ? std::string() : must + " (got " + text + ")";
       },
-      "FINITE > 0");
+      "FINITE" + want);
+}
+
+}  // namespace
+
+const CLI::Validator& finite_positive() {
+  static const CLI::Validator v = finite_where([](double x) { return x > 0; }, " > 0");
   return v;
 }
 
 const CLI::Validator& finite_non_negative() {
-  static const CLI::Validator v(
-      [](std::string& text) -> std::string {
-        const auto x = parse_number(text);
-        if (!x) return "must be a finite number >= 0 (got '" + text + "')";
-        return std::isfinite(*x) && *x >= 0 ? std::string() : "must be a finite number >= 0 (got " + text + ")";
-      },
-      "FINITE >= 0");
+  static const CLI::Validator v = finite_where([](double x) { return x >= 0; }, " >= 0");
+  return v;
+}
+
+const CLI::Validator& finite_number() {
+  static const CLI::Validator v = finite_where([](double) { return true; }, "");
   return v;
 }
 

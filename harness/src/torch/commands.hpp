@@ -31,6 +31,8 @@ int run_sweep_command(const SweepArgs& args);
 const CLI::Validator& finite_positive();
 // CLI11 check: a finite number >= 0 (gamma, where 0 is exact DTW; relative amounts such as --mem-tol).
 const CLI::Validator& finite_non_negative();
+// CLI11 check: a finite number (eval's warp).
+const CLI::Validator& finite_number();
 // CLI11 check: a whole number >= low that fits in 64 bits (sizes, counts); the message names the bound.
 CLI::Validator integer_at_least(int64_t low);
 // --bandwidth read as sdtw_torch reads it: NaN refused; <= 0, inf or >= 2^62 is no band, else floor.

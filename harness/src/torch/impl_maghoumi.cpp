@@ -26,6 +26,7 @@ class Maghoumi final : public Implementation {
 #endif
   }
   Support supports(const Point& p) const override {
+    if (auto s = library_options_refused(p, name()); !s.ok) return s;
     if (!built()) return {false, "Maghoumi baseline not built"};
     if (auto s = device_support(p); !s.ok) return s;
 #ifdef SDTW_BENCH_HAVE_MAGHOUMI

@@ -32,6 +32,9 @@ class Ours final : public Implementation {
     if (!built()) return {false, "sdtw_torch not built"};
     const std::string want = name_ == "ours_cpu" ? "cpu" : "cuda";
     if (p.device != want) return {false, name_ + " runs on " + want + " only"};
+    // The library refuses fused with these (they go through a cost tensor).
+    if ((name_ == "ours_fused" || name_ == "ours_checkpoint") && (p.problem.warp != 0.0 || p.problem.subsequence))
+      return {false, name_ + " is fused, and warp and subsequence are not: use ours_unfused"};
     return device_support(p);
   }
   at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const Point& p) const override {
@@ -40,6 +43,12 @@ class Ours final : public Implementation {
     o.gamma = p.gamma;
     if (p.bandwidth) o.bandwidth = *p.bandwidth;
     o.normalize = p.normalize;
+    o.dist = p.problem.dist;
+    o.global_constraint = p.problem.global_constraint;
+    o.sakoe_chiba_radius = p.problem.sakoe_chiba_radius;
+    o.itakura_max_slope = p.problem.itakura_max_slope;
+    o.warp = p.problem.warp;
+    o.subsequence = p.problem.subsequence;
     if (name_ == "ours_fused" || name_ == "ours_checkpoint") o.fused = true;
     if (name_ == "ours_unfused") o.fused = false;
     if (name_ != "ours_cpu") o.memory = name_ == "ours_checkpoint" ? "checkpoint" : "full";

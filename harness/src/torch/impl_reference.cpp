@@ -100,7 +100,7 @@ class ReferenceCpu final : public Implementation {
   bool built() const override { return true; }
   Support supports(const Point& p) const override {
     if (p.device != "cpu") return {false, "reference_cpu runs on the CPU only"};
-    return {};
+    return library_options_refused(p, name());
   }
   at::Tensor forward(const at::Tensor& x, const at::Tensor& y, const Point& p) const override {
     return ReferenceFunction::apply(x, y, p.gamma, p.bandwidth, p.normalize);

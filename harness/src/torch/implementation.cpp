@@ -45,4 +45,11 @@ Support device_support(const Point& p) {
   return {};
 }
 
+Support library_options_refused(const Point& p, const std::string& impl) {
+  const std::string set = p.problem.set_options();
+  if (set.empty()) return {};
+  return {false, impl + " does not take " + set + " (the library's options: use ours_cpu on the CPU, ours_fused or "
+                 "ours_unfused on CUDA)"};
+}
+
 }  // namespace sdtw::bench

@@ -56,5 +56,8 @@ std::unique_ptr<Implementation> make_maghoumi();
 bool cuda_usable();
 // The common checks: the point's device exists; returns !ok with a reason otherwise.
 Support device_support(const Point& p);
+// For the implementations outside the library: !ok naming the point's library-only options (dist,
+// constraint, warp, subsequence) and the implementation, when any is set.
+Support library_options_refused(const Point& p, const std::string& impl);
 
 }  // namespace sdtw::bench
