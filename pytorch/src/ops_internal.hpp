@@ -1,6 +1,7 @@
 #pragma once
 // Internal entry points shared by the translation units of sdtw_torch.
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/util/string_view.h>
 
 #include <cstdint>
