@@ -240,7 +240,7 @@ def test_cuda_equals_the_cpu(kind, parameter, dtype):
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-10)
     results = {}
     for device in ("cpu", "cuda"):
-        a, b = x.to(device).requires_grad_(True), y.to(device).requires_grad_(True)
+        a, b = x.to(device).detach().requires_grad_(True), y.to(device).detach().requires_grad_(True)
         values = sdtw_torch.soft_dtw(a, b, **kw)
         values.sum().backward()
         D = sdtw_torch.pairwise_cost(a.detach(), b.detach())
@@ -264,7 +264,7 @@ def test_cuda_cdist_and_second_order_equal_the_cpu():
     G = torch.rand(2, 20, 30, generator=g, dtype=torch.float64)
     products = []
     for device in ("cpu", "cuda"):
-        Dd = D.to(device).requires_grad_(True)
+        Dd = D.to(device).detach().requires_grad_(True)
         E = sdtw_torch.alignment_from_cost(Dd, gamma=0.5, **keywords("sakoe_chiba", 3))
         products.append(torch.autograd.grad((E * G.to(device)).sum(), Dd)[0].cpu())
     torch.testing.assert_close(products[1], products[0], rtol=1e-9, atol=1e-12)
