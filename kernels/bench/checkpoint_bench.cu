@@ -58,8 +58,12 @@ void BM_Checkpoint(benchmark::State& state) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start));
   check(cudaEventCreate(&stop));
-  step();
-  check(cudaDeviceSynchronize());
+  // A warm-up step, except where one step takes minutes (2^40 cells) and its launch overheads are noise.
+  const double cells = double(B) * N * N;
+  if (cells < 0x1p38) {
+    step();
+    check(cudaDeviceSynchronize());
+  }
   for (auto _ : state) {
     check(cudaEventRecord(start));
     step();
@@ -71,7 +75,6 @@ void BM_Checkpoint(benchmark::State& state) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  const double cells = double(B) * N * N;
   state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["ns_per_cell"] =
       benchmark::Counter(cells * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
@@ -80,7 +83,8 @@ void BM_Checkpoint(benchmark::State& state) {
 }
 
 // The issue's targets: the ratio at 2^17 (full against bands of 2048, 16384 and 65536 rows), the
-// peak at 2^20 with bands of 2048 rows, and B = 16 at 2^16 with bands of 1024.
+// peak at 2^20 with bands of 2048 rows, and B = 16 at 2^16 with bands of 1024. One step at 2^20 (a
+// few minutes at 2048-row bands), so that reproduce.sh's part stays within its limit.
 BENCHMARK(BM_Checkpoint)
     ->ArgNames({"B", "N", "D", "band_rows"})
     ->Args({1, 1 << 17, 8, 0})
@@ -88,9 +92,14 @@ BENCHMARK(BM_Checkpoint)
     ->Args({1, 1 << 17, 8, 16384})
     ->Args({1, 1 << 17, 8, 65536})
     ->Args({16, 1 << 16, 8, 1024})
-    ->Args({1, 1 << 20, 8, 2048})
     ->UseManualTime()
     ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Checkpoint)
+    ->ArgNames({"B", "N", "D", "band_rows"})
+    ->Args({1, 1 << 20, 8, 2048})
+    ->UseManualTime()
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
