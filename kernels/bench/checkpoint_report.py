@@ -22,7 +22,7 @@ RATIO_N = 1 << 17
 PEAK_POINT = (1, 1 << 20)
 BATCH_POINT = (16, 1 << 16)
 GAMMA = 1.0  # the benchmark's Problem (checkpoint_bench.cu)
-EXTRA_COLUMNS = ["band_rows", "cells_per_s", "ns_per_cell", "step_GB", "over_full", "target", "target_met"]
+EXTRA_COLUMNS = ["band_rows", "steps", "cells_per_s", "ns_per_cell", "step_GB", "over_full", "target", "target_met"]
 
 
 def parse(name):
@@ -59,27 +59,27 @@ def rows_of(bench):
             "device": "cuda", "dtype": "float32", "B": b, "N": n, "M": n, "D": d, "gamma": GAMMA,
             "bandwidth": "none", "normalize": False, "disposition": "passed",
             **sdtw_results.spread([r["real_time"]]), "verified": "off", "gpu": "0",
-            "band_rows": band_rows, "cells_per_s": r["cells_per_s"], "ns_per_cell": r["ns_per_cell"],
+            "band_rows": band_rows, "steps": r["iterations"], "cells_per_s": r["cells_per_s"], "ns_per_cell": r["ns_per_cell"],
             "step_GB": r["step_GB"], "over_full": "" if over_full is None else over_full, "target": target,
             "target_met": "" if met == "" else ("yes" if met else "no"),
         })
-    return rows, next(iter(runs.values()))["iterations"]
+    return rows, sorted({r["iterations"] for r in runs.values()})
 
 
-def markdown(rows, iterations, gpu, commit, date):
+def markdown(rows, steps, gpu, commit, date):
     out = [
         "# Checkpointed forward + backward against the full state, fused float32\n",
         f"GPU: {gpu}; commit: {commit}; date: {date}.",
-        f"Measured with `sdtw_kernels_checkpoint_bench` (CUDA events around forward + backward, the mean of "
-        f"{iterations} steps after one warm-up). Step GB: the device memory the step's buffers take (inputs, "
+        "Measured with `sdtw_kernels_checkpoint_bench` (CUDA events around forward + backward, the mean of "
+        "each point's steps after one warm-up, none at 2^40 cells). Step GB: the device memory the step's buffers take (inputs, "
         "gradients, values and the kernels' workspace; the kernels allocate nothing else), from cudaMemGetInfo "
         "before and after they are allocated. Band rows 0 is the full state.\n",
-        "| B | N = M | D | band rows | ms | G cells/s | ns per cell | step GB | over full | target | met |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| B | N = M | D | band rows | steps | ms | G cells/s | ns per cell | step GB | over full | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         over = f"{r['over_full']:.2f}x" if r["over_full"] != "" else ""
-        out.append(f"| {r['B']} | {r['N']} | {r['D']} | {r['band_rows']} | {r['time_ms_median']:.1f} | "
+        out.append(f"| {r['B']} | {r['N']} | {r['D']} | {r['band_rows']} | {r['steps']} | {r['time_ms_median']:.1f} | "
                    f"{r['cells_per_s'] / 1e9:.2f} | {r['ns_per_cell']:.4f} | {r['step_GB']:.2f} | {over} | "
                    f"{r['target']} | {r['target_met']} |")
     return "\n".join(out) + "\n"
@@ -96,15 +96,15 @@ def main():
     ap.add_argument("--csv", help="also write the rows here (checkpoint.csv, and checkpoint.json beside it)")
     args = ap.parse_args()
     with open(args.bench_json) as f:
-        rows, iterations = rows_of(json.load(f))
+        rows, steps = rows_of(json.load(f))
     if args.csv:
-        meta = sdtw_results.collect("checkpoint", None, "cpu", bench_json=args.bench_json, iterations=iterations)
+        meta = sdtw_results.collect("checkpoint", None, "cpu", bench_json=args.bench_json, steps=steps)
         meta.update(gpu=args.gpu, gpu_count=1, driver=args.driver, cuda=args.cuda, commit=args.commit,
                     dirty="unknown", date=args.date)
         with sdtw_results.ResultsWriter(args.csv, "checkpoint", meta, EXTRA_COLUMNS) as writer:
             for row in rows:
                 writer.append(row)
-    sys.stdout.write(markdown(rows, iterations, args.gpu, args.commit, args.date))
+    sys.stdout.write(markdown(rows, steps, args.gpu, args.commit, args.date))
 
 
 if __name__ == "__main__":

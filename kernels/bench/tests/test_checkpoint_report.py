@@ -16,10 +16,10 @@ report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
 
 
-def run(b, n, band_rows, ms, step_gb):
+def run(b, n, band_rows, ms, step_gb, steps=2):
     cells = b * n * n
-    return {"run_name": f"BM_Checkpoint/B:{b}/N:{n}/D:8/band_rows:{band_rows}/iterations:2/manual_time",
-            "run_type": "iteration", "iterations": 2, "real_time": ms, "cells_per_s": cells / (ms / 1e3),
+    return {"run_name": f"BM_Checkpoint/B:{b}/N:{n}/D:8/band_rows:{band_rows}/iterations:{steps}/manual_time",
+            "run_type": "iteration", "iterations": steps, "real_time": ms, "cells_per_s": cells / (ms / 1e3),
             "ns_per_cell": ms * 1e6 / cells, "step_GB": step_gb}
 
 
@@ -27,7 +27,7 @@ def run(b, n, band_rows, ms, step_gb):
 def rows(tmp_path):
     bench = {"benchmarks": [run(1, 1 << 17, 0, 400.0, 73.1), run(1, 1 << 17, 2048, 1000.0, 1.2),
                             run(1, 1 << 17, 65536, 700.0, 40.0), run(16, 1 << 16, 1024, 9000.0, 5.1),
-                            run(1, 1 << 20, 2048, 60000.0, 17.5)]}
+                            run(1, 1 << 20, 2048, 60000.0, 17.5, steps=1)]}
     (tmp_path / "bench.json").write_text(json.dumps(bench))
     out = subprocess.run([sys.executable, str(REPORT), str(tmp_path / "bench.json"), "--gpu", "H100", "--commit",
                           "abc", "--date", "2026-11-26", "--csv", str(tmp_path / "checkpoint.csv")],
@@ -52,6 +52,7 @@ def test_peak_and_batch_targets(rows):
     assert rows[(1, 1 << 20, 2048)]["target_met"] == "no"  # 17.5 GB
     assert rows[(16, 1 << 16, 1024)]["target_met"] == "yes"
     assert float(rows[(16, 1 << 16, 1024)]["time_ms_median"]) == 9000.0
+    assert (rows[(16, 1 << 16, 1024)]["steps"], rows[(1, 1 << 20, 2048)]["steps"]) == ("2", "1")
 
 
 def test_a_failed_run_is_an_error():
