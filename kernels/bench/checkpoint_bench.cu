@@ -82,7 +82,7 @@ void BM_Checkpoint(benchmark::State& state) {
   state.SetLabel(band_rows > 0 ? "checkpoint" : "full");
 }
 
-// The issue's targets: the ratio at 2^17 (full against bands of 2048, 16384 and 65536 rows), the
+// The checkpointed mode's targets: the ratio at 2^17 (full against bands of 2048, 16384 and 65536 rows), the
 // peak at 2^20 with bands of 2048 rows, and B = 16 at 2^16 with bands of 1024. One step at 2^20 (a
 // few minutes at 2048-row bands), so that reproduce.sh's part stays within its limit.
 BENCHMARK(BM_Checkpoint)

@@ -2,7 +2,7 @@
 """Turns sdtw_kernels_checkpoint_bench JSON into results/<gpu>/checkpoint.md and, with --csv,
 checkpoint.csv (the results schema, api "kernel", mode "full" or "checkpoint"): per point the time of
 a fused float32 forward + backward (the mean of the bench's iterations, CUDA events), cells per
-second, time per cell, the device bytes the step holds, and the checkpointing issue's targets:
+second, time per cell, the device bytes the step holds, and the checkpointed mode's targets:
 N = M = 2^20 completes within 16 GB, B = 16 at 2^16 completes, and at N = M = 2^17 the time per cell
 of a checkpointed run at most 2x the full state's in the same run.
 

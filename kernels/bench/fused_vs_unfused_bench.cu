@@ -137,7 +137,8 @@ BENCHMARK(BM_SoftDtw)
     ->Args({1024, 1024, 64, 1})->Args({16, 8192, 16, 1})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
-// {B, N = M, D, cost}: the issue's two shapes, every cost (Cost's order).
+// {B, N = M, D, cost}: the two shapes where each fused cost is held to 1.2x squared Euclidean, every
+// cost (Cost's order).
 BENCHMARK(BM_FusedCost)
     ->ArgNames({"B", "N", "D", "cost"})
     ->ArgsProduct({{32}, {512}, {64}, {0, 1, 2, 3, 4}})

@@ -175,7 +175,8 @@ TEST(CheckpointGraph, CaptureAndReplayMatchTheDirectRun) {
   cudaStreamDestroy(stream);
 }
 
-// The memory formula at the targets (host arithmetic, no GPU): float, D = 8, B = 1.
+// The memory formula where the mode is meant to fit (2^20 in 16 GB; host arithmetic, no GPU): float, D = 8,
+// B = 1.
 // Kept rows B (n/S - 1) m 8 bytes, a band's state B S m 4 bytes and its ring, no n x m term.
 TEST(CheckpointWorkspace, MeetsTheTargetsAtAMillionSteps) {
   Problem p{1, int64_t{1} << 20, int64_t{1} << 20, 8, 1.0};

@@ -1,5 +1,5 @@
 """checkpoint_report.py on a synthetic sdtw_kernels_checkpoint_bench file: the CSV's columns (the
-results schema), the ratio to the full state of the same run, and the issue's targets met or not."""
+results schema), the ratio to the full state of the same run, and the checkpointed mode's targets met or not."""
 import importlib.util
 import json
 import subprocess
