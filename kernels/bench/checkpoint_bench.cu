@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "device_buffers.hpp"
+#include "event_timing.hpp"
 #include "sdtw/kernels/checkpoint.hpp"
 
 namespace {
 
 using sdtw::kernels::bench::Buffers;
 using sdtw::kernels::bench::check;
+using sdtw::kernels::bench::time_with_events;
 
 float* normal_series(Buffers& buf, int64_t count, unsigned seed) {
   float* d = buf.alloc<float>(count);
@@ -55,26 +57,9 @@ void BM_Checkpoint(benchmark::State& state) {
       sdtw::kernels::sqeuclidean_backward<float>(p, x, y, dvalues, gx, gy, workspace, nullptr);
     }
   };
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start));
-  check(cudaEventCreate(&stop));
   // A warm-up step, except where one step takes minutes (2^40 cells) and its launch overheads are noise.
   const double cells = double(B) * N * N;
-  if (cells < 0x1p38) {
-    step();
-    check(cudaDeviceSynchronize());
-  }
-  for (auto _ : state) {
-    check(cudaEventRecord(start));
-    step();
-    check(cudaEventRecord(stop));
-    check(cudaEventSynchronize(stop));
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop));
-    state.SetIterationTime(ms / 1e3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  time_with_events(state, step, cells < 0x1p38);
   state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["ns_per_cell"] =
       benchmark::Counter(cells * 1e-9, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);

@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "device_buffers.hpp"
+#include "event_timing.hpp"
 #include "sdtw/kernels/soft_dtw.hpp"
 
 namespace {
 
 using sdtw::kernels::bench::Buffers;
 using sdtw::kernels::bench::check;
+using sdtw::kernels::bench::time_with_events;
 
 // D(b, i, j) = ||x_i - y_j||^2: the cost tensor a user would hand to the unfused mode.
 __global__ void sqeuclidean_cost(const float* x, const float* y, float* D, int64_t n, int64_t m, int64_t dim) {
@@ -54,25 +56,10 @@ struct Step {
 // Times step() with CUDA events, one warm-up first; counters: DP cells per second, workspace per cell.
 template <typename F>
 void time_steps(benchmark::State& state, const sdtw::kernels::Problem& p, size_t workspace_bytes, F&& step) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start));
-  check(cudaEventCreate(&stop));
-  step();
-  check(cudaDeviceSynchronize());
-  for (auto _ : state) {
-    check(cudaEventRecord(start));
-    step();
-    check(cudaEventRecord(stop));
-    check(cudaEventSynchronize(stop));
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop));
-    state.SetIterationTime(ms / 1e3);
-  }
+  time_with_events(state, step);
   const double cells = double(p.batch) * p.n * p.m;
   state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["workspace_B_per_cell"] = double(workspace_bytes) / cells;
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
 }
 
 void BM_SoftDtw(benchmark::State& state) {
