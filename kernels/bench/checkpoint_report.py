@@ -89,21 +89,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench_json")
     ap.add_argument("--gpu", required=True)
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--date", required=True)
-    ap.add_argument("--driver", default="")
-    ap.add_argument("--cuda", default="")
-    ap.add_argument("--csv", help="also write the rows here (checkpoint.csv, and checkpoint.json beside it)")
+    sdtw_results.add_run_arguments(ap, "checkpoint.csv")
     args = ap.parse_args()
     with open(args.bench_json) as f:
         rows, steps = rows_of(json.load(f))
-    if args.csv:
-        meta = sdtw_results.collect("checkpoint", None, "cpu", bench_json=args.bench_json, steps=steps)
-        meta.update(gpu=args.gpu, gpu_count=1, driver=args.driver, cuda=args.cuda, commit=args.commit,
-                    dirty="unknown", date=args.date)
-        with sdtw_results.ResultsWriter(args.csv, "checkpoint", meta, EXTRA_COLUMNS) as writer:
-            for row in rows:
-                writer.append(row)
+    sdtw_results.write_benchmark_results(args, "checkpoint", args.gpu, rows, EXTRA_COLUMNS,
+                                         bench_json=args.bench_json, steps=steps)
     sys.stdout.write(markdown(rows, steps, args.gpu, args.commit, args.date))
 
 

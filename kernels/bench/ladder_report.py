@@ -138,27 +138,17 @@ def markdown(device, rows, commit, date):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("ladder_jsonl", help="sdtw_kernels_ladder's standard output")
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--date", required=True)
     ap.add_argument("--gpu", help="the GPU's name (default: the benchmark's device line)")
-    ap.add_argument("--driver", default="", help="the NVIDIA driver version the benchmark ran with")
-    ap.add_argument("--cuda", default="", help="the CUDA runtime version the benchmark was built with")
-    ap.add_argument("--csv", help="also write the rows here (ladder.csv, and ladder.json beside it)")
+    sdtw_results.add_run_arguments(ap, "ladder.csv")
     args = ap.parse_args(argv)
     with open(args.ladder_jsonl) as f:
         device, rungs = read_lines(f.read())
     if args.gpu:
         device["device"] = args.gpu
     rows = rows_of(rungs)
-    if args.csv:
-        # The run measured is the benchmark's, not this process's: its GPU, commit and date are given.
-        meta = sdtw_results.collect("ladder", None, "cpu", ladder_output=args.ladder_jsonl, sms=device["sms"],
-                                    clock_khz=device["clock_khz"], quick=device.get("quick", False))
-        meta.update(gpu=device["device"], gpu_count=1, driver=args.driver, cuda=args.cuda, commit=args.commit,
-                    dirty="unknown", date=args.date)
-        with sdtw_results.ResultsWriter(args.csv, "ladder", meta, EXTRA_COLUMNS) as writer:
-            for r in rows:
-                writer.append(csv_row(r))
+    sdtw_results.write_benchmark_results(args, "ladder", device["device"], [csv_row(r) for r in rows], EXTRA_COLUMNS,
+                                         ladder_output=args.ladder_jsonl, sms=device["sms"],
+                                         clock_khz=device["clock_khz"], quick=device.get("quick", False))
     sys.stdout.write(markdown(device, rows, args.commit, args.date))
 
 

@@ -172,22 +172,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench_json")
     ap.add_argument("--gpu", required=True)
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--date", required=True)
-    ap.add_argument("--driver", default="", help="the NVIDIA driver version the benchmark ran with")
-    ap.add_argument("--cuda", default="", help="the CUDA runtime version the benchmark was built with")
-    ap.add_argument("--csv", help="also write the rows here (kernels.csv, and kernels.json beside it)")
+    sdtw_results.add_run_arguments(ap, "kernels.csv")
     args = ap.parse_args()
     with open(args.bench_json) as f:
         rows, reps = rows_of(json.load(f))
-    if args.csv:
-        # The run measured is the benchmark's, not this process's: its GPU, commit and date are given.
-        meta = sdtw_results.collect("kernels", None, "cpu", bench_json=args.bench_json, repetitions=reps)
-        meta.update(gpu=args.gpu, gpu_count=1, driver=args.driver, cuda=args.cuda, commit=args.commit,
-                    dirty="unknown", date=args.date)
-        with sdtw_results.ResultsWriter(args.csv, "kernels", meta, EXTRA_COLUMNS) as writer:
-            for row in rows:
-                writer.append(row)
+    sdtw_results.write_benchmark_results(args, "kernels", args.gpu, rows, EXTRA_COLUMNS, bench_json=args.bench_json,
+                                         repetitions=reps)
     sys.stdout.write(markdown(rows, reps, args.gpu, args.commit, args.date))
 
 
