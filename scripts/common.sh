@@ -100,9 +100,10 @@ build_sdtw() {
 # The kernel tests compute-sanitizer runs: agreement cases 0, 3, 4, 7, 9 (N = M = 1, 32 x 32,
 # 33 x 31, per-pair lengths, 257 x 130; both modes and dtypes), the launch tests (repeats, graph
 # capture), the cost tensor, and the values-only forward at 1 x 1, 32 x 32, per-pair lengths and
-# with pair indices.
+# with pair indices; the constrained, named-cost and non-finite cases; the checkpointed mode's bands
+# (300 x 200, ragged lengths, 256-row bands with a bandwidth) and its graph capture.
 # shellcheck disable=SC2034  # used by the scripts that source this file
-SANITIZER_FILTER='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*:Shapes/ValuesOnly.*/0:Shapes/ValuesOnly.*/3:Shapes/ValuesOnly.*/6:ValuesOnly.PairIndicesGiveTheGatheredPairs:Shapes/HardMin.*/0:Shapes/HardMin.*/3:HardMinAlone.*:Shapes/AlignmentBackward.*/0:Shapes/AlignmentBackward.*/7:AlignmentBackwardNonFinite.*:Shapes/Constrained.*/4:Shapes/Constrained.*/8:Shapes/Constrained.*/12:Constrained.HessianProductIsTheReferencesOnMaskedCosts:Shapes/NamedCosts.*/3:Shapes/NamedCosts.*/6:Gammas/NonFiniteCost.*'
+SANITIZER_FILTER='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/Agreement.*/7:Shapes/Agreement.*/9:Launch.*:Shapes/CostTensor.*:Shapes/ValuesOnly.*/0:Shapes/ValuesOnly.*/3:Shapes/ValuesOnly.*/6:ValuesOnly.PairIndicesGiveTheGatheredPairs:Shapes/HardMin.*/0:Shapes/HardMin.*/3:HardMinAlone.*:Shapes/AlignmentBackward.*/0:Shapes/AlignmentBackward.*/7:AlignmentBackwardNonFinite.*:Shapes/Constrained.*/4:Shapes/Constrained.*/8:Shapes/Constrained.*/12:Constrained.HessianProductIsTheReferencesOnMaskedCosts:Shapes/NamedCosts.*/3:Shapes/NamedCosts.*/6:Gammas/NonFiniteCost.*:Bands/Checkpoint.*/2:Bands/Checkpoint.*/5:Bands/Checkpoint.*/8:CheckpointGraph.*'
 
 # sanitize TESTS OUT FILTER TOOL...: compute-sanitizer TOOL on the kernel tests binary TESTS with
 # the gtest FILTER, the output of each in OUT/sanitizer_TOOL.txt; prints one summary line a tool

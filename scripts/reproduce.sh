@@ -197,7 +197,7 @@ part_sanitizer() {
   local tests=$BUILD/kernels/tests/sdtw_kernels_tests rc=0
   # racecheck is the slow one (159 s on the 36 agreement and cost-tensor tests): the small agreement
   # cases and the cost tensor, where shared memory is used.
-  local race='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/CostTensor.*'
+  local race='Shapes/Agreement.*/0:Shapes/Agreement.*/3:Shapes/Agreement.*/4:Shapes/CostTensor.*:Bands/Checkpoint.Fused*/5'
   local filter=$SANITIZER_FILTER
   [ "$QUICK" = 1 ] && { filter='Shapes/Agreement.*/0'; race=$filter; }
   local summary=$OUT/sanitizer.txt

@@ -117,12 +117,15 @@ TEST(BenchConfig, ShippedConfigsParse) {
   }
   for (const auto& p : load_config(configs("cpu.yaml")).points) EXPECT_EQ(p.device, "cpu");
   for (const auto& p : load_config(configs("ci.yaml")).points) EXPECT_EQ(p.device, "cpu");
-  int64_t max_n = 0;
+  // The full state up to 2^16; past it only the checkpointed mode, up to 2^20.
+  int64_t max_full = 0, max_checkpoint = 0;
   for (const auto& p : load_config(configs("long.yaml")).points) {
+    int64_t& max_n = p.impl == "ours_checkpoint" ? max_checkpoint : max_full;
     max_n = std::max(max_n, p.n);
     EXPECT_EQ(p.impl.rfind("ours", 0), 0u);
   }
-  EXPECT_EQ(max_n, 65536);
+  EXPECT_EQ(max_full, 65536);
+  EXPECT_EQ(max_checkpoint, int64_t{1} << 20);
 }
 
 TEST(BenchConfig, RejectsSyntaxError) { expect_error("grids:\n  - impl: [ours_fused\n    B: 1\n", 3, "(syntax)"); }

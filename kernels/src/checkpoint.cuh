@@ -5,9 +5,10 @@
 //
 // Workspace: the kept rows of R (float64, batch x (bands - 1) x m), two buffers of the products a
 // band hands to the band above (batch x m border words each, used in turn), the value slots that a
-// band's recomputation writes, then one region used first by the forward's scratch and ring and
-// then by each band's state, scratch and ring in turn. The forward's ring takes as many slots as
-// fit in the band's room, so that it never sets the peak.
+// band's recomputation writes, the float64 sum of the bands' shares of grad_y (batch x m x dim),
+// then one region used first by the forward's scratch and ring and then by each band's state,
+// scratch and ring in turn. The forward's ring takes as many slots as fit in the band's room, so
+// that it never sets the peak.
 #include "sdtw/kernels/checkpoint.hpp"
 
 namespace sdtw::kernels {
@@ -16,7 +17,7 @@ namespace {
 struct CheckpointLayout {
   int64_t band_strips = 0, bands = 0;
   WorkspaceLayout forward, band;  // both at `shared`, never alive at once
-  std::size_t keep = 0, handoff[2] = {0, 0}, band_values = 0, shared = 0, total = 0;
+  std::size_t keep = 0, handoff[2] = {0, 0}, band_values = 0, grad_y_sum = 0, shared = 0, total = 0;
   std::size_t handoff_bytes = 0;
 };
 
@@ -55,7 +56,9 @@ CheckpointLayout checkpoint_layout(const Problem& p, int64_t band_rows) {
   c.handoff[0] = aligned_up(static_cast<std::size_t>(c.bands - 1) * row_bytes);
   c.handoff[1] = c.handoff[0] + c.handoff_bytes;
   c.band_values = c.handoff[1] + c.handoff_bytes;
-  c.shared = c.band_values + aligned_up(static_cast<std::size_t>(p.batch) * sizeof(T));
+  c.grad_y_sum = c.band_values + aligned_up(static_cast<std::size_t>(p.batch) * sizeof(T));
+  c.shared = c.grad_y_sum + aligned_up(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.m) *
+                                       static_cast<std::size_t>(std::max<int64_t>(p.dim, 0)) * sizeof(double));
   c.total = c.shared + std::max(c.forward.total, c.band.total);
   return c;
 }
@@ -118,13 +121,14 @@ void checkpoint_backward(const Problem& p, int64_t band_rows, const Cost& cost, 
 template <typename T, int kFeatures>
 void launch_band_jacobian(const Problem& p, const CheckpointLayout& c, int64_t q, int64_t strip0,
                           const typename CellState<T>::Word* state, const T* x, const T* y, T* grad_x, T* grad_y,
-                          cudaStream_t stream) {
+                          double* grad_y_sum, cudaStream_t stream) {
   const int64_t row0 = strip0 * detail::kWarp, row_end = std::min(p.n, row0 + c.band_strips * detail::kWarp);
   detail::JacobianArgs<T, T> gx{p.batch, p.n, p.m, p.dim, c.band_strips, p.x_len, p.y_len, state, x, y, grad_x};
   detail::JacobianArgs<T, T> gy{p.batch, p.n, p.m, p.dim, c.band_strips, p.x_len, p.y_len, state, y, x, grad_y};
   gx.row0 = gy.row0 = row0;
   gx.row_end = gy.row_end = row_end;
   gy.accumulate = q + 1 < c.bands;
+  gy.grad_sum = grad_y_sum;
   const detail::GradientTiles<T, kFeatures> tiles(row_end - row0, p.m, p.dim);
   for (int64_t first = 0; first < p.batch; first += kMaxGridZ) {
     const int64_t count = std::min(kMaxGridZ, p.batch - first);
@@ -192,8 +196,9 @@ void sqeuclidean_checkpoint_backward(const Problem& p, int64_t band_rows, const 
                       static_cast<T*>(nullptr), workspace, stream,
                       [&](const CheckpointLayout& c, int64_t q, int64_t strip0, const typename CellState<T>::Word* state) {
                         with_feature_tile<T>(p.dim, [&](auto features) {
+                          auto* grad_y_sum = reinterpret_cast<double*>(static_cast<char*>(workspace) + c.grad_y_sum);
                           launch_band_jacobian<T, decltype(features)::value>(p, c, q, strip0, state, x, y, grad_x,
-                                                                             grad_y, stream);
+                                                                             grad_y, grad_y_sum, stream);
                         });
                       });
 }

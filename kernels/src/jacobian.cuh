@@ -30,6 +30,9 @@ struct JacobianArgs {
   // grad_x gets those rows, grad_y their share, added to what it holds when accumulate is set.
   int64_t row0 = 0, row_end = 0;
   bool accumulate = false;
+  // When set (grad_y of a band), the bands' shares are summed here in float64 and grad gets the sum
+  // rounded once, so that many bands add no more rounding than the full state's one reduction.
+  double* grad_sum = nullptr;
 };
 
 constexpr int kJacThreads = 256;
@@ -295,6 +298,14 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
     if (row >= written_rows || d >= a.dim) return;
     const int64_t at = (b * padded_rows + row) * a.dim + d;
     const T g = row < rows ? a.scale * (a.self_weight * static_cast<T>(a.self[at]) * rowsum - dot) : T(0);
+    if constexpr (kBand) {
+      if (a.grad_sum) {
+        const double sum = (a.accumulate ? a.grad_sum[at] : 0.0) + static_cast<double>(g);
+        a.grad_sum[at] = sum;
+        a.grad[at] = static_cast<In>(static_cast<T>(sum));
+        return;
+      }
+    }
     a.grad[at] = static_cast<In>(kBand && a.accumulate ? static_cast<T>(a.grad[at]) + g : g);
   });
 }

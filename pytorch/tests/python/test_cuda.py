@@ -218,11 +218,12 @@ def test_cuda_graph_capture_and_replay_forward_backward():
 
 
 @needs_compile
+@pytest.mark.parametrize("memory", ["full", "checkpoint"])
 @pytest.mark.parametrize("fused", [True, False])
-def test_torch_compile_small_model(fused):
+def test_torch_compile_small_model(fused, memory):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4)).cuda()
-    loss_fn = sdtw_torch.SoftDTW(gamma=0.1, fused=fused, reduction="mean")
+    loss_fn = sdtw_torch.SoftDTW(gamma=0.1, fused=fused, reduction="mean", memory=memory)
     x, y = rand(4, 64, 4), rand(4, 48, 4, seed=14)
 
     def step(inp, target):

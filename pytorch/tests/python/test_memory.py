@@ -76,7 +76,7 @@ def low_level_pair(x, y, gamma, bandwidth, xl, yl, band_rows, dvalues):
                          [(3, 300, 200, 4, -1, None), (2, 517, 260, 8, 300, ([517, 300], [260, 100])), (1, 1, 40, 3, -1, None)])
 def test_checkpointed_operators_match_the_full_state(dtype, B, N, M, D, bandwidth, lengths):
     """Bands of 128 rows (several per pair) against the full state: values and grad_x bit for bit
-    (each row's E comes from one band), grad_y to rounding (the bands' shares added in turn)."""
+    (each row's E comes from one band), grad_y to rounding (the bands' shares summed in float64)."""
     x, y = series(B, N, D, dtype=dtype, device="cuda"), series(B, M, D, dtype=dtype, device="cuda", seed=1)
     xl, yl = (torch.tensor(lengths[0], device="cuda"), torch.tensor(lengths[1], device="cuda")) if lengths else (None, None)
     dvalues = series(B, dtype=dtype, device="cuda", seed=3)

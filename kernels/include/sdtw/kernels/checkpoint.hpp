@@ -5,7 +5,7 @@
 // from the bottom, recomputes the band's state from the kept row above it with the full-state
 // forward's per-cell arithmetic, then runs the full-state backward on it, seeded with the products
 // E(s) w(s <- c) that the band below handed up. Values and E equal the full-state kernels' bit for
-// bit; the fused gradient adds each band's share of grad_y in turn, so it agrees to rounding.
+// bit; the fused gradient sums the bands' shares of grad_y in float64, so it agrees to rounding.
 //
 // Same conventions as soft_dtw.hpp: raw device pointers, one stream, a caller-provided workspace
 // (kept alive and untouched from the forward to the backward), no allocation and no host sync, so
