@@ -192,3 +192,17 @@ def test_a_spent_budget_leaves_rows_not_a_gap(tmp_path):
         else:
             assert r["disposition"] == "not_supported"
     assert side["metadata"]["complete"] is True
+
+
+def test_a_pair_past_verify_max_cells_is_timed_not_verified(tmp_path):
+    """As sdtw-bench: no pair fits verify_max_cells, so the row is timed and says it was not verified."""
+    cfg = tmp_path / "big.yaml"
+    cfg.write_text("name: big\nsettings: {warmup: 1, reps: 2, min_reps: 2, point_seconds: 1, seed: 3, verify_max_cells: 100}\n"
+                   "grids:\n  - {name: big, points: [[2, 16, 3]]}\n")
+    proc = run(tmp_path, "--config", str(cfg), "--device", "cpu", "--impl", "ours_fused", "--out", str(tmp_path / "out"),
+               "--work", str(tmp_path / "work"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (row,), _ = sdtw_results.read_results(tmp_path / "out/originals.csv")
+    assert row["disposition"] == "passed", row["message"]
+    assert row["verified"] == "skipped (N*M > verify_max_cells)"
+    assert float(row["time_ms_median"]) > 0 and row["grad_err"] == ""

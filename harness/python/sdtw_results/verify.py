@@ -18,7 +18,10 @@ def verified_pairs(b, n, m, max_cells):
 
 
 def verified_text(pairs, b):
-    """The `verified` column: "k/B", with " (subsample)" when fewer than all pairs were checked."""
+    """The `verified` column: "k/B", with " (subsample)" when fewer than all pairs were checked, and
+    sdtw-bench's text when no pair was (one pair is larger than verify_max_cells)."""
+    if not pairs:
+        return "skipped (N*M > verify_max_cells)"
     return f"{len(pairs)}/{b}" + (" (subsample)" if len(pairs) < b else "")
 
 

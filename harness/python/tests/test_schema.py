@@ -73,6 +73,7 @@ def test_verified_pairs_as_sdtw_bench_picks_them():
     assert verify.verified_text(verify.verified_pairs(32, 2048, 2048, 1 << 25), 32) == "8/32 (subsample)"
     assert verify.verified_pairs(3, 4, 4, 1000) == [0, 1, 2] and verify.verified_text([0, 1, 2], 3) == "3/3"
     assert verify.verified_pairs(3, 100, 100, 10) == []
+    assert verify.verified_text([], 3) == "skipped (N*M > verify_max_cells)"
 
 
 def test_errors_and_judge():
