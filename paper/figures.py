@@ -386,7 +386,7 @@ def grad_error(results):
     caption = (f"Relative L2 error of the gradient against a float64 reference, float32 inputs, B = {b}, D = {d}, the "
                f"largest over each cell's {'/'.join(map(str, seeds))} seed(s) (`sdtw-bench check`, ours and our "
                f"Maghoumi reimplementation on {results.accuracy_source.gpu} and on the CPU). Dashed line: ours' "
-               f"tolerance {tol:g}. Open markers: the original codes as measured in docs/DESIGN.md §3 (its GPU, B and D not "
+               f"tolerance {tol:g}. Open markers: the original codes as docs/DESIGN.md §3.1 tabulates them (its GPU, B and D not "
                "stated; only the points it lists). " + gaps.caption())
     peers = [i for i in impls if i.startswith("peer:")]
     extra = [Line2D([], [], color="black", linestyle="--", linewidth=0.9, label=f"tolerance {tol:g} (ours)")]

@@ -161,7 +161,7 @@ def claim_accuracy(results):
     if results.peer_accuracy is not None:
         peers = results.peer_accuracy[results.peer_accuracy["ok"]]
         worst = peers.loc[peers["grad_err"].idxmax()]
-        text.append(f"The original codes (`{results.peer_accuracy_csv.name}`, re-run as docs/DESIGN.md §3 says; the file "
+        text.append(f"The original codes (`{results.peer_accuracy_csv.name}`, as docs/DESIGN.md §3.1 tabulates them; the file "
                     f"states neither GPU nor B and D): up to {worst['grad_err']:.2g} ({label(worst['impl'])}, "
                     f"N = {worst['N']}, gamma = {worst['gamma']:g}).")
     rows = results.originals_rows

@@ -4,7 +4,7 @@
 #   scripts/reproduce.sh                  # every part not yet done at this commit, into results/<gpu>/
 #   scripts/reproduce.sh --list           # the parts, what each writes and its expected wall time
 #   scripts/reproduce.sh --part sweep,paper [--force]   # these parts only (--force: even if done)
-#   scripts/reproduce.sh --quick          # small configs into runs/<date>-<commit>-quick/, ~5 minutes
+#   scripts/reproduce.sh --quick          # small configs into runs/<date>-<commit>-quick/, ~6 minutes once built
 #   scripts/reproduce.sh --cpu            # without a GPU: only the parts that need none (build, paper)
 # Options: --out DIR (default results/<gpu>/, or the quick run folder), --peers DIR (the original
 # codes' sources, as baselines/originals/README.md; default the first of ../shared/peers,

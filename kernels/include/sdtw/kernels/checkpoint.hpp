@@ -1,6 +1,6 @@
 #pragma once
 // Checkpointed soft-DTW: the gradient in memory O(B (n / S) m + B S m) instead of the full state's
-// 4.25 bytes per DP cell (docs/DESIGN.md §3.5). The rows are cut into bands of S rows. The forward
+// 4.25 bytes per DP cell (docs/DESIGN.md §3.4.1). The rows are cut into bands of S rows. The forward
 // (values only, no state) keeps R of each band's last row in float64. The backward, band by band
 // from the bottom, recomputes the band's state from the kept row above it with the full-state
 // forward's per-cell arithmetic, then runs the full-state backward on it, seeded with the products
