@@ -54,8 +54,9 @@ commit_full() {
   echo "${SDTW_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
 }
 
-# tree_dirty: true when the tree is modified outside results/, runs/ and paper/ (as sdtw-bench
-# records it; SDTW_GIT_DIRTY wins).
+# tree_dirty: true when the tree is modified outside results/, runs/ and paper/, untracked files
+# included (SDTW_GIT_DIRTY wins): the run folder's -dirty suffix. The results' git_dirty field is
+# sdtw-bench's own (tracked files outside results/, harness/src/core/metadata.cpp).
 tree_dirty() {
   if [ -n "${SDTW_GIT_DIRTY:-}" ]; then
     [ "$SDTW_GIT_DIRTY" = true ]
