@@ -8,17 +8,20 @@
 namespace sdtw::kernels::bench {
 
 // Each iteration's time is step()'s on the default stream between two CUDA events (manual time),
-// after one warm-up step unless warm_up is false.
-template <typename F>
-void time_with_events(benchmark::State& state, F&& step, bool warm_up = true) {
+// after prepare(), which is not timed (a step that consumes its input, as the backward consumes the
+// forward's state), and after one warm-up unless warm_up is false.
+template <typename Prepare, typename F>
+void time_prepared_with_events(benchmark::State& state, Prepare&& prepare, F&& step, bool warm_up = true) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start));
   check(cudaEventCreate(&stop));
   if (warm_up) {
+    prepare();
     step();
     check(cudaDeviceSynchronize());
   }
   for (auto _ : state) {
+    prepare();
     check(cudaEventRecord(start));
     step();
     check(cudaEventRecord(stop));
@@ -29,6 +32,11 @@ void time_with_events(benchmark::State& state, F&& step, bool warm_up = true) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+}
+
+template <typename F>
+void time_with_events(benchmark::State& state, F&& step, bool warm_up = true) {
+  time_prepared_with_events(state, [] {}, step, warm_up);
 }
 
 }  // namespace sdtw::kernels::bench

@@ -1,5 +1,6 @@
 // Forward + backward of both modes on the device, timed with CUDA events; counters give DP cells
-// per second and the workspace per cell. Run: sdtw_kernels_bench --benchmark_counters_tabular=true
+// per second and the workspace per cell. BM_SecondOrder sets the Hessian-vector product in cost space
+// (alignment_backward) beside the fused backward alone. Run: sdtw_kernels_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
@@ -8,12 +9,14 @@
 
 #include "device_buffers.hpp"
 #include "event_timing.hpp"
+#include "sdtw/kernels/second_order.hpp"
 #include "sdtw/kernels/soft_dtw.hpp"
 
 namespace {
 
 using sdtw::kernels::bench::Buffers;
 using sdtw::kernels::bench::check;
+using sdtw::kernels::bench::time_prepared_with_events;
 using sdtw::kernels::bench::time_with_events;
 
 // D(b, i, j) = ||x_i - y_j||^2: the cost tensor a user would hand to the unfused mode.
@@ -111,6 +114,50 @@ void BM_FusedCost(benchmark::State& state) {
   state.SetLabel(kNames[state.range(3)]);
 }
 
+// part 0: the fused squared-Euclidean backward alone (its forward runs before each step, untimed);
+// part 1: one Hessian-vector product in cost space, alignment_backward on the same pairs' cost
+// tensor and a float64 direction, the kernel the double backward runs. Counters: the product's
+// workspace per cell, and its step's bytes per cell (workspace, the float32 cost tensor, the float64
+// direction and result).
+void BM_SecondOrder(benchmark::State& state) {
+  const int64_t B = state.range(0), N = state.range(1), D = state.range(2);
+  const bool product = state.range(3) != 0;
+  const sdtw::kernels::Problem p{B, N, N, D, 1.0};
+  const double cells = double(B) * N * N;
+  Buffers buf;
+  const Step in(buf, p);
+  if (!product) {
+    float* gx = buf.alloc<float>(B * N * D);
+    float* gy = buf.alloc<float>(B * N * D);
+    time_prepared_with_events(
+        state, [&] { sdtw::kernels::sqeuclidean_forward<float>(p, in.x, in.y, in.values, in.workspace, nullptr); },
+        [&] { sdtw::kernels::sqeuclidean_backward<float>(p, in.x, in.y, in.dvalues, gx, gy, in.workspace, nullptr); });
+    state.counters["workspace_B_per_cell"] = double(in.workspace_bytes) / cells;
+    state.counters["step_B_per_cell"] = double(in.workspace_bytes) / cells;
+    state.SetLabel("backward");
+  } else {
+    sdtw::kernels::SecondOrderProblem sp;
+    sp.batch = B, sp.n = N, sp.m = N, sp.gamma = p.gamma;
+    float* cost = buf.alloc<float>(B * N * N);
+    sqeuclidean_cost<<<dim3((N + 127) / 128, N, B), 128>>>(in.x, in.y, cost, N, N, D);
+    check(cudaGetLastError());
+    std::mt19937 rng(2);
+    std::normal_distribution<double> normal;
+    std::vector<double> host(B * N * N);
+    for (auto& v : host) v = normal(rng);
+    double* direction = buf.alloc<double>(host.size());
+    check(cudaMemcpy(direction, host.data(), host.size() * sizeof(double), cudaMemcpyHostToDevice));
+    double* result = buf.alloc<double>(host.size());
+    const size_t ws = sdtw::kernels::alignment_backward_workspace_bytes(sp);
+    char* workspace = buf.alloc<char>(ws);
+    time_with_events(state, [&] { sdtw::kernels::alignment_backward<float>(sp, cost, direction, result, workspace, nullptr); });
+    state.counters["workspace_B_per_cell"] = double(ws) / cells;
+    state.counters["step_B_per_cell"] = (double(ws) + cells * (sizeof(float) + 2 * sizeof(double))) / cells;
+    state.SetLabel("hessian product");
+  }
+  state.counters["cells_per_s"] = benchmark::Counter(cells, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // {B, N = M, D, fused}
 BENCHMARK(BM_SoftDtw)
     ->ArgNames({"B", "N", "D", "fused"})
@@ -130,6 +177,12 @@ BENCHMARK(BM_FusedCost)
     ->ArgNames({"B", "N", "D", "cost"})
     ->ArgsProduct({{32}, {512}, {64}, {0, 1, 2, 3, 4}})
     ->ArgsProduct({{16}, {2048}, {64}, {0, 1, 2, 3, 4}})
+    ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+
+// {B, N = M, D, part}: the product is to take at most 3x the backward at B32 N512 D64.
+BENCHMARK(BM_SecondOrder)
+    ->ArgNames({"B", "N", "D", "part"})
+    ->Args({32, 512, 64, 0})->Args({32, 512, 64, 1})
     ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 }  // namespace

@@ -18,14 +18,17 @@ report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
 
 
-def aggregate(b, n, d, fused, median_ms, cells_per_s, cost=None):
+def aggregate(b, n, d, fused, median_ms, cells_per_s, cost=None, part=None):
     """Three repetitions (median_ms between a faster and a slower one) and their aggregates; with
-    cost, BM_FusedCost's run of the kernels' Cost of that index."""
+    cost, BM_FusedCost's run of the kernels' Cost of that index; with part, BM_SecondOrder's."""
     name = f"BM_SoftDtw/B:{b}/N:{n}/D:{d}/fused:{fused}/min_time:0.500/manual_time"
     if cost is not None:
         name = f"BM_FusedCost/B:{b}/N:{n}/D:{d}/cost:{cost}/min_time:0.500/manual_time"
     base = {"run_name": name, "run_type": "aggregate", "repetitions": 3, "cells_per_s": cells_per_s,
             "workspace_B_per_cell": 4.3}
+    if part is not None:
+        name = f"BM_SecondOrder/B:{b}/N:{n}/D:{d}/part:{part}/min_time:0.500/manual_time"
+        base.update(run_name=name, workspace_B_per_cell=32.5 if part else 4.3, step_B_per_cell=52.5 if part else 4.3)
     runs = [{"run_name": name, "run_type": "iteration", "repetition_index": i, "real_time": t}
             for i, t in enumerate((median_ms * 1.1, median_ms, median_ms * 0.95))]
     return runs + [dict(base, aggregate_name="median", real_time=median_ms),
@@ -38,7 +41,8 @@ def rows(tmp_path):
         aggregate(16, 128, 64, 1, 0.05, 5.2e9) + aggregate(16, 128, 64, 0, 0.07, 3.7e9)
         + aggregate(1024, 1024, 64, 1, 30.0, 35.8e9) + aggregate(32, 2048, 64, 1, 5.0, 26.8e9)
         + aggregate(32, 512, 64, 1, 0.5, 1e10, cost=0) + aggregate(32, 512, 64, 1, 0.55, 1e10, cost=1)
-        + aggregate(32, 512, 64, 1, 1.0, 1e10, cost=3))}
+        + aggregate(32, 512, 64, 1, 1.0, 1e10, cost=3)
+        + aggregate(32, 512, 64, 1, 0.3, 2.8e10, part=0) + aggregate(32, 512, 64, 1, 24.0, 3.5e8, part=1))}
     (tmp_path / "bench.json").write_text(json.dumps(bench))
     out = subprocess.run([sys.executable, str(REPORT), str(tmp_path / "bench.json"), "--gpu", "H100", "--commit",
                           "abc", "--date", "2026-11-24", "--csv", str(tmp_path / "kernels.csv")],
@@ -94,8 +98,18 @@ def test_floors_by_hand(rows):
     issue = cells * 225 / 32 / (132 * 4 * 1.6e9) + cells * 128 / (132 * 128 * 1.6e9)
     assert float(rows[(32, 2048, "fused")]["floor_issue_ms"]) == pytest.approx(issue * 1e3)
     assert float(rows[(32, 2048, "fused")]["floor_memory_ms"]) == pytest.approx(cells * 24 / 3.35e12 * 1e3)
-    for r in rows.values():
+    for r in (r for r in rows.values() if r["mode"] not in report.SECOND_ORDER):
         floors = {k: float(r[f"floor_{k}_ms"]) for k in ("chain", "issue", "memory")}
         assert r["binding_floor"] == max(floors, key=floors.get)
     assert rows[(16, 128, "fused")]["binding_floor"] == "chain"
     assert rows[(32, 2048, "fused")]["binding_floor"] == "issue"
+
+
+def test_the_hessian_product_is_held_to_3x_the_backward_alone(rows):
+    backward, product = rows[(32, 512, "backward")], rows[(32, 512, "hessian-product")]
+    assert float(product["product_over_backward"]) == pytest.approx(80.0)
+    assert product["target"] == "80.00x the backward (<= 3x)" and product["target_met"] == "no"
+    assert float(product["step_bytes_per_cell"]) == 52.5 and float(product["workspace_bytes_per_cell"]) == 32.5
+    # A part of a step has no floor (the floors are a whole step's) and the backward no target.
+    assert product["binding_floor"] == "" and product["floor_issue_ms"] == ""
+    assert backward["target"] == "" and backward["product_over_backward"] == ""
