@@ -24,17 +24,6 @@ void check_cost_mode(const Case& c, double value_tol, double grad_tol) {
   EXPECT_LE(relative_l2(got.E, want.E), grad_tol) << c;
 }
 
-template <typename T>
-void check_fused_mode(const Case& c, double value_tol, double grad_tol) {
-  auto rng = seeded_rng("fused mode");
-  const Inputs in = draw_inputs(rng, c);
-  const Expected want = reference_for<T>(c, in);
-  const Outputs<T> got = run_fused_mode<T>(c, in);
-  EXPECT_LE(max_relative(got.values, want.values), value_tol) << c;
-  EXPECT_LE(relative_l2(got.grad_x, want.grad_x), grad_tol) << c;
-  EXPECT_LE(relative_l2(got.grad_y, want.grad_y), grad_tol) << c;
-}
-
 // float: R in float64, exp/log in float, weights as unorm16 (~1e-5 gradient error by design).
 TEST_P(Agreement, CostModeFloat) {
   SDTW_REQUIRE_GPU();
@@ -46,11 +35,11 @@ TEST_P(Agreement, CostModeDouble) {
 }
 TEST_P(Agreement, FusedFloat) {
   SDTW_REQUIRE_GPU();
-  check_fused_mode<float>(GetParam(), 1e-5, 1e-4);
+  expect_fused_agrees<float>(GetParam(), "fused mode", 1e-5, 1e-4);
 }
 TEST_P(Agreement, FusedDouble) {
   SDTW_REQUIRE_GPU();
-  check_fused_mode<double>(GetParam(), 1e-12, 1e-10);
+  expect_fused_agrees<double>(GetParam(), "fused mode", 1e-12, 1e-10);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Agreement, ::testing::ValuesIn(kCases));

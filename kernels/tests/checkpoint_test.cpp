@@ -39,44 +39,6 @@ bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
-// Every output poisoned first, so an element no band writes shows as NaN.
-template <typename T>
-Outputs<T> run_cost_checkpoint(const BandCase& bc, const Inputs& in, const std::vector<T>& D_host) {
-  const Case& c = bc.c;
-  DeviceProblem dp(c, in);
-  DeviceBuffer<T> D(D_host.size()), values(c.batch), dvalues(c.batch), E(D_host.size());
-  DeviceBuffer<char> workspace(checkpoint_workspace_bytes<T>(dp.problem, bc.band_rows));
-  D.upload(D_host);
-  dvalues.upload(cast<T>(in.dvalues));
-  values.poison();
-  E.poison();
-  workspace.poison();
-  cost_checkpoint_forward<T>(dp.problem, bc.band_rows, D.get(), values.get(), workspace.get(), nullptr);
-  cost_checkpoint_backward<T>(dp.problem, bc.band_rows, D.get(), dvalues.get(), E.get(), workspace.get(), nullptr);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  return {values.download(), E.download(), {}, {}};
-}
-
-template <typename T>
-Outputs<T> run_fused_checkpoint(const BandCase& bc, const Inputs& in) {
-  const Case& c = bc.c;
-  DeviceProblem dp(c, in);
-  DeviceBuffer<T> x(in.x.size()), y(in.y.size()), values(c.batch), dvalues(c.batch), gx(in.x.size()), gy(in.y.size());
-  DeviceBuffer<char> workspace(checkpoint_workspace_bytes<T>(dp.problem, bc.band_rows));
-  x.upload(cast<T>(in.x));
-  y.upload(cast<T>(in.y));
-  dvalues.upload(cast<T>(in.dvalues));
-  values.poison();
-  gx.poison();
-  gy.poison();
-  workspace.poison();
-  sqeuclidean_checkpoint_forward<T>(dp.problem, bc.band_rows, x.get(), y.get(), values.get(), workspace.get(), nullptr);
-  sqeuclidean_checkpoint_backward<T>(dp.problem, bc.band_rows, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(),
-                                     workspace.get(), nullptr);
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  return {values.download(), {}, gx.download(), gy.download()};
-}
-
 // The recomputation runs the full-state forward's operations on the same float64 R, so the values
 // and every E are the same bits; the reference, on the same cost tensor, within agreement_test's bounds.
 template <typename T>
@@ -85,7 +47,7 @@ void check_cost_mode(const BandCase& bc, double value_tol, double grad_tol) {
   const Inputs in = draw_inputs(rng, bc.c);
   const std::vector<T> D = cost_tensor<T>(bc.c, in);
   const Outputs<T> full = run_cost_mode<T>(bc.c, in, D);
-  const Outputs<T> got = run_cost_checkpoint<T>(bc, in, D);
+  const Outputs<T> got = run_cost_mode<T>(bc.c, in, D, bc.band_rows);
   EXPECT_TRUE(same_bits(got.values, full.values)) << bc;
   EXPECT_TRUE(same_bits(got.E, full.E)) << bc;
   const Expected want = reference_on_cost<T>(bc.c, in, to_double(D));
@@ -93,8 +55,8 @@ void check_cost_mode(const BandCase& bc, double value_tol, double grad_tol) {
   EXPECT_LE(relative_l2(got.E, want.E), grad_tol) << bc;
 }
 
-// grad_x takes each row's E in one band, as the full state does: the same bits. grad_y adds the
-// bands' shares one after the other, so it agrees to rounding. At gamma = 0 the reference's path on
+// grad_x takes each row's E in one band, as the full state does: the same bits. grad_y sums the
+// bands' float32 shares in float64, so it agrees to rounding. At gamma = 0 the reference's path on
 // its float64 cost may differ from the one on the kernels' float cost: hard_min_test holds the
 // full state to it, and the checkpointed mode equals the full state.
 template <typename T>
@@ -102,7 +64,7 @@ void check_fused_mode(const BandCase& bc, double grad_y_tol, double value_tol, d
   auto rng = seeded_rng("checkpoint fused mode");
   const Inputs in = draw_inputs(rng, bc.c);
   const Outputs<T> full = run_fused_mode<T>(bc.c, in);
-  const Outputs<T> got = run_fused_checkpoint<T>(bc, in);
+  const Outputs<T> got = run_fused_mode<T>(bc.c, in, nullptr, bc.band_rows);
   EXPECT_TRUE(same_bits(got.values, full.values)) << bc;
   EXPECT_TRUE(same_bits(got.grad_x, full.grad_x)) << bc;
   EXPECT_LE(relative_l2(got.grad_y, to_double(full.grad_y)), grad_y_tol) << bc;
@@ -140,7 +102,7 @@ TEST(CheckpointGraph, CaptureAndReplayMatchTheDirectRun) {
   const Case& c = bc.c;
   auto rng = seeded_rng("checkpoint graph");
   const Inputs in = draw_inputs(rng, c);
-  const Outputs<float> direct = run_fused_checkpoint<float>(bc, in);
+  const Outputs<float> direct = run_fused_mode<float>(bc.c, in, nullptr, bc.band_rows);
 
   DeviceProblem dp(c, in);
   DeviceBuffer<float> x(in.x.size()), y(in.y.size()), values(c.batch), dvalues(c.batch), gx(in.x.size()),

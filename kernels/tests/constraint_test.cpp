@@ -48,17 +48,6 @@ void check_cost_mode(const Case& c, double value_tol, double grad_tol) {
   }
 }
 
-template <typename T>
-void check_fused_mode(const Case& c, double value_tol, double grad_tol) {
-  auto rng = seeded_rng("constrained fused mode");
-  const Inputs in = draw_inputs(rng, c);
-  const Expected want = reference_for<T>(c, in);
-  const Outputs<T> got = run_fused_mode<T>(c, in);
-  EXPECT_LE(max_relative(got.values, want.values), value_tol) << c;
-  EXPECT_LE(relative_l2(got.grad_x, want.grad_x), grad_tol) << c;
-  EXPECT_LE(relative_l2(got.grad_y, want.grad_y), grad_tol) << c;
-}
-
 // The tolerances of agreement_test.cpp (gamma > 0) and hard_min_test.cpp (gamma = 0, exact in double).
 TEST_P(Constrained, CostModeFloat) {
   SDTW_REQUIRE_GPU();
@@ -70,11 +59,11 @@ TEST_P(Constrained, CostModeDouble) {
 }
 TEST_P(Constrained, FusedFloat) {
   SDTW_REQUIRE_GPU();
-  check_fused_mode<float>(GetParam(), 1e-5, 1e-4);
+  expect_fused_agrees<float>(GetParam(), "constrained fused mode", 1e-5, 1e-4);
 }
 TEST_P(Constrained, FusedDouble) {
   SDTW_REQUIRE_GPU();
-  check_fused_mode<double>(GetParam(), 1e-12, 1e-10);
+  expect_fused_agrees<double>(GetParam(), "constrained fused mode", 1e-12, 1e-10);
 }
 
 // The values-only forward gives the full forward's values bit for bit under a constraint too.

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sdtw/kernels/checkpoint.hpp"
 #include "sdtw/kernels/soft_dtw.hpp"
 #include "sdtw/reference/constraints.hpp"
 #include "support.hpp"
@@ -216,28 +217,40 @@ struct DeviceProblem {
   }
 };
 
-// Unfused mode on the GPU: outputs poisoned first, so an unwritten element fails the comparison.
+// The workspace of the full state (band_rows 0) or of the checkpointed mode's bands of band_rows rows.
 template <typename T>
-Outputs<T> run_cost_mode(const Case& c, const Inputs& in, const std::vector<T>& D_host) {
+std::size_t workspace_for(const Problem& p, int64_t band_rows) {
+  return band_rows > 0 ? checkpoint_workspace_bytes<T>(p, band_rows) : workspace_bytes<T>(p);
+}
+
+// Unfused mode on the GPU, in the full state (band_rows 0) or checkpointed: outputs poisoned first,
+// so an element no kernel writes fails the comparison.
+template <typename T>
+Outputs<T> run_cost_mode(const Case& c, const Inputs& in, const std::vector<T>& D_host, int64_t band_rows = 0) {
   DeviceProblem dp(c, in);
   DeviceBuffer<T> D(D_host.size()), values(c.batch), dvalues(c.batch), E(D_host.size());
-  DeviceBuffer<char> workspace(workspace_bytes<T>(dp.problem));
+  DeviceBuffer<char> workspace(workspace_for<T>(dp.problem, band_rows));
   D.upload(D_host);
   dvalues.upload(cast<T>(in.dvalues));
   values.poison();
   E.poison();
   workspace.poison();
-  cost_forward<T>(dp.problem, D.get(), values.get(), workspace.get(), nullptr);
-  cost_backward<T>(dp.problem, dvalues.get(), E.get(), workspace.get(), nullptr);
+  if (band_rows > 0) {
+    cost_checkpoint_forward<T>(dp.problem, band_rows, D.get(), values.get(), workspace.get(), nullptr);
+    cost_checkpoint_backward<T>(dp.problem, band_rows, D.get(), dvalues.get(), E.get(), workspace.get(), nullptr);
+  } else {
+    cost_forward<T>(dp.problem, D.get(), values.get(), workspace.get(), nullptr);
+    cost_backward<T>(dp.problem, dvalues.get(), E.get(), workspace.get(), nullptr);
+  }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return {values.download(), E.download(), {}, {}};
 }
 
 template <typename T>
-Outputs<T> run_fused_mode(const Case& c, const Inputs& in, cudaStream_t stream = nullptr) {
+Outputs<T> run_fused_mode(const Case& c, const Inputs& in, cudaStream_t stream = nullptr, int64_t band_rows = 0) {
   DeviceProblem dp(c, in);
   DeviceBuffer<T> x(in.x.size()), y(in.y.size()), values(c.batch), dvalues(c.batch), gx(in.x.size()), gy(in.y.size());
-  DeviceBuffer<char> workspace(workspace_bytes<T>(dp.problem));
+  DeviceBuffer<char> workspace(workspace_for<T>(dp.problem, band_rows));
   x.upload(cast<T>(in.x));
   y.upload(cast<T>(in.y));
   dvalues.upload(cast<T>(in.dvalues));
@@ -245,10 +258,29 @@ Outputs<T> run_fused_mode(const Case& c, const Inputs& in, cudaStream_t stream =
   gx.poison();
   gy.poison();
   workspace.poison();
-  sqeuclidean_forward<T>(dp.problem, x.get(), y.get(), values.get(), workspace.get(), stream);
-  sqeuclidean_backward<T>(dp.problem, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(), workspace.get(), stream);
+  if (band_rows > 0) {
+    sqeuclidean_checkpoint_forward<T>(dp.problem, band_rows, x.get(), y.get(), values.get(), workspace.get(), stream);
+    sqeuclidean_checkpoint_backward<T>(dp.problem, band_rows, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(),
+                                       workspace.get(), stream);
+  } else {
+    sqeuclidean_forward<T>(dp.problem, x.get(), y.get(), values.get(), workspace.get(), stream);
+    sqeuclidean_backward<T>(dp.problem, x.get(), y.get(), dvalues.get(), gx.get(), gy.get(), workspace.get(), stream);
+  }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return {values.download(), {}, gx.download(), gy.download()};
+}
+
+// The fused mode's values and gradients against the float64 reference, on inputs drawn from the
+// stream named seed_label.
+template <typename T>
+void expect_fused_agrees(const Case& c, const char* seed_label, double value_tol, double grad_tol) {
+  auto rng = seeded_rng(seed_label);
+  const Inputs in = draw_inputs(rng, c);
+  const Expected want = reference_for<T>(c, in);
+  const Outputs<T> got = run_fused_mode<T>(c, in);
+  EXPECT_LE(max_relative(got.values, want.values), value_tol) << c;
+  EXPECT_LE(relative_l2(got.grad_x, want.grad_x), grad_tol) << c;
+  EXPECT_LE(relative_l2(got.grad_y, want.grad_y), grad_tol) << c;
 }
 
 }  // namespace sdtw::kernels::testing
