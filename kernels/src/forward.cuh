@@ -33,13 +33,14 @@ struct RowCheckpoint {
   int64_t every = 0, stride = 0;
 };
 
-template <typename T>
+// State: how a cell's weights are saved (CellState<T>, or the second order's FloatWeights).
+template <typename T, typename State = CellState<T>>
 struct ForwardArgs {
   Schedule s;
   int chain_blocks;                    // blocks [0, chain_blocks) run strips; the others stage cost tiles only
   double gamma;
   T* values;                           // batch
-  typename CellState<T>::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
+  typename State::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
   uint64_t* ring;                      // batch x ring_slots x m: the last row of R of a strip, sealed
   RowCheckpoint rows = {};
 };
@@ -92,8 +93,8 @@ __host__ __device__ constexpr int warps_per_block() {
 constexpr int kTileColumns = 2 * kWarp;
 
 // The lane's state word of warp step 0 of the strip (a.state is not null).
-template <typename T>
-__device__ inline typename CellState<T>::Word* strip_state(const ForwardArgs<T>& a, const Strip& strip) {
+template <typename T, typename State>
+__device__ inline typename State::Word* strip_state(const ForwardArgs<T, State>& a, const Strip& strip) {
   return a.state + state_index(strip.b * a.s.strips + strip.k, a.s.m, 0, threadIdx.x & 31);
 }
 
@@ -108,9 +109,9 @@ __device__ inline typename CellState<T>::Word* strip_state(const ForwardArgs<T>&
 // state word of warp step j + lane, where the strip's chunks read it (st: the lane's word of step
 // 0). Columns come from the policy and turn into warp steps through the warp's shared tile, so each
 // store is a part of one warp step's 128 bytes.
-template <typename T, typename Cost>
+template <typename State, typename T, typename Cost>
 __device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
-                           int64_t b, int row0, int rows, int cols, int first, typename CellState<T>::Word* st) {
+                           int64_t b, int row0, int rows, int cols, int first, typename State::Word* st) {
   const int lane = threadIdx.x & 31;
   if (first >= cols) return;
   T column[kWarp];
@@ -123,7 +124,7 @@ __device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T 
   for (int s = 0; s < 2 * kWarp - 1; ++s) {
     const int q = s - lane;
     if (q >= 0 && q < kWarp && first + q < cols)
-      st[static_cast<int64_t>(first + s) * kWarp] = CellState<T>::hold(tile[lane][q & (kWarp - 1)]);
+      st[static_cast<int64_t>(first + s) * kWarp] = State::hold(tile[lane][q & (kWarp - 1)]);
   }
 }
 
@@ -132,9 +133,9 @@ __device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T 
 // the strips below would only wait), never between two dependent steps. Columns come from the policy
 // 32 at a time and turn into warp steps through the warp's tile ring, so the stores are whole warp
 // steps.
-template <typename T, typename Cost>
+template <typename State, typename T, typename Cost>
 __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
-                            int64_t b, int row0, int rows, int cols, typename CellState<T>::Word* st) {
+                            int64_t b, int row0, int rows, int cols, typename State::Word* st) {
   const int lane = threadIdx.x & 31, last_step = cols + kWarp - 1;
   for (int t0 = 0; t0 < last_step; t0 += kWarp) {
     const int parity = (t0 / kWarp) & 1;
@@ -149,7 +150,7 @@ __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T
     for (int step = 0; step < kWarp; ++step) {
       const int t = t0 + step, j = t - lane;
       if (j >= 0 && j < cols)
-        st[static_cast<int64_t>(t) * kWarp] = CellState<T>::hold(tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)]);
+        st[static_cast<int64_t>(t) * kWarp] = State::hold(tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)]);
     }
     __syncwarp();
   }
@@ -157,15 +158,15 @@ __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T
 
 // Stages tile `chunk` of the strip unless another warp has claimed it; a tile's count in
 // s.staged is released after its stores, so a strip that has counted its tiles reads them.
-template <typename T, typename Cost>
+template <typename T, typename Cost, typename State>
 __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
-                                   const ForwardArgs<T>& a, const Strip& of, int64_t chunks, int chunk) {
+                                   const ForwardArgs<T, State>& a, const Strip& of, int64_t chunks, int chunk) {
   const Schedule& s = a.s;
   const int lane = threadIdx.x & 31;
   unsigned taken = 1;
   if (lane == 0) taken = atomicExch(s.tile_claims + of.id * chunks + chunk, 1u);
   if (__shfl_sync(kFullMask, taken, 0)) return;
-  stage_tile(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, strip_state(a, of));
+  stage_tile<State>(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, strip_state(a, of));
   __syncwarp();  // every lane's stores (and reads of the tile) before lane 0's release
   if (lane == 0) {
     cuda::atomic_ref<int, cuda::thread_scope_device> staged(s.staged[of.id]);
@@ -181,9 +182,8 @@ __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scr
 // kRows: reads and writes the checkpointed rows of a.rows, a separate instantiation so that the
 // full-state kernels compile as without it.
 template <typename T, typename Cost, bool kSaveState = true, bool kHardMin = false, bool kShaped = false,
-          bool kRows = false>
-__global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T> a) {
-  using State = CellState<T>;
+          bool kRows = false, typename State = CellState<T>>
+__global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kernel(Cost cost, ForwardArgs<T, State> a) {
   using C = typename State::Compute;
   constexpr int kWarps = warps_per_block<T>();
   __shared__ T tiles_of_block[kWarps][kWarp][kTileColumns];  // [warp][row][column mod 64]
@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         for (int chunk = 0; chunk < chunks; ++chunk) stage_if_unclaimed(cost, scratch[warp], tiles_of_block[warp], a, strip, chunks, chunk);
         await_count(s.staged + strip.id, static_cast<int>(chunks));
       } else {
-        stage_costs(cost, scratch[warp], tiles_of_block[warp], b, row0, rows, cols, st);
+        stage_costs<State>(cost, scratch[warp], tiles_of_block[warp], b, row0, rows, cols, st);
       }
     }
     await_claim(s, strip.id, strip.order);

@@ -1,8 +1,10 @@
 // alignment_backward (the Hessian-vector product in cost space) against the float64 reference's
-// sweeps of directional derivatives, on the shapes where a wavefront goes wrong: N != M, N = 1,
-// M = 1, odd sizes, diagonals longer than a block, bands and per-pair lengths. Outputs and
-// workspace are poisoned first, so an unwritten or uninitialised cell shows as NaN.
+// sweeps of directional derivatives, on the shapes where the strips go wrong: N != M, N = 1,
+// M = 1, odd sizes, a strip's last rows past the pair's, borders handed through reused ring slots,
+// bands and per-pair lengths. Outputs and workspace are poisoned first, so an unwritten or
+// uninitialised cell shows as NaN.
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -13,12 +15,13 @@
 namespace sdtw::kernels::testing {
 namespace {
 
-// Diagonals of 281 and 270 cells are longer than a block of 256 threads.
+// 300 x 40 and 400 x 9 have more strips than ring slots (a slot is reused); 300 x 281 has ten strips.
 const std::vector<Case> kCases = {
     {1, 1, 1, 2, 1.0},         {2, 1, 7, 3, 0.5},          {3, 9, 1, 2, 1.0},
     {2, 5, 4, 2, 0.7},         {3, 33, 31, 3, 0.1},        {2, 32, 32, 4, 1.0, 3},
     {4, 17, 23, 2, 0.5, -1, true}, {5, 40, 29, 3, 1.0, 12, true}, {2, 300, 281, 2, 2.0},
     {2, 270, 301, 3, 0.3, 40, true}, {6, 13, 13, 1, 10.0, 1},  {3, 64, 95, 5, 0.05, 40},
+    {2, 300, 40, 2, 0.5},      {3, 400, 9, 2, 1.0, -1, true},
 };
 
 struct DeviceSecondOrder {
@@ -57,16 +60,21 @@ std::vector<double> reference_E_dot(const Case& c, const Inputs& in, const std::
   return reference::soft_dtw_hessian_product_cost_batch(D.data(), G.data(), shape_of(c, in), options_of(c)).E_dot;
 }
 
-// max |got - want| over max |want|: the sweeps repeat the reference's arithmetic in its order, so
-// only the device's exp and log (a few ulp) separate them.
-double scaled_error(const std::vector<double>& got, const std::vector<double>& want) {
-  double worst = 0, scale = 0;
+// max |got - want| over max |want|, or over |G|'s largest entry inside the lengths / gamma where
+// the product vanishes (one row or one column: E is constant), since its terms are of that size and
+// cancel only to their rounding.
+double scaled_error(const Case& c, const Inputs& in, const std::vector<double>& G, const std::vector<double>& got,
+                    const std::vector<double>& want) {
+  double worst = 0, scale = 0, direction = 0;
   for (std::size_t k = 0; k < want.size(); ++k) {
     if (!std::isfinite(got[k])) return std::numeric_limits<double>::infinity();
     worst = std::max(worst, std::abs(got[k] - want[k]));
     scale = std::max(scale, std::abs(want[k]));
   }
-  return worst / std::max(scale, 1e-300);
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < in.x_len[b]; ++i)
+      for (int64_t j = 0; j < in.y_len[b]; ++j) direction = std::max(direction, std::abs(G[(b * c.n + i) * c.m + j]));
+  return worst / std::max(scale > 0 ? scale : direction / c.gamma, 1e-300);
 }
 
 void expect_zero_padding(const Case& c, const Inputs& in, const std::vector<double>& E_dot) {
@@ -97,7 +105,7 @@ TEST_P(AlignmentBackward, Float64MatchesReference) {
   const Inputs in = draw_inputs(rng, c);
   const std::vector<double> D = cost_tensor<double>(c, in), G = direction(rng, c, in);
   const std::vector<double> want = reference_E_dot(c, in, D, G), got = run_alignment_backward<double>(c, in, D, G);
-  EXPECT_LE(scaled_error(got, want), 1e-10) << c;
+  EXPECT_LE(scaled_error(c, in, G, got, want), 1e-10) << c;
   expect_zero_padding(c, in, got);
   // With one row or one column there is one path, E is constant and its derivative 0.
   double largest = 0;
@@ -107,7 +115,9 @@ TEST_P(AlignmentBackward, Float64MatchesReference) {
   }
 }
 
-TEST_P(AlignmentBackward, Float32CostIsReadExactly) {
+// A float32 cost's weights are saved as float32 (the float64 ones would double the forward's time):
+// the product's error is then theirs, 2^-24 relative a weight, carried through both sweeps.
+TEST_P(AlignmentBackward, Float32CostWithinFloat32Weights) {
   SDTW_REQUIRE_GPU();
   const Case& c = GetParam();
   auto rng = seeded_rng("alignment_backward, float32 cost");
@@ -116,7 +126,9 @@ TEST_P(AlignmentBackward, Float32CostIsReadExactly) {
   const std::vector<double> G = direction(rng, c, in);
   const std::vector<double> want = reference_E_dot(c, in, to_double(D), G);
   const std::vector<double> got = run_alignment_backward<float>(c, in, D, G);
-  EXPECT_LE(scaled_error(got, want), 1e-10) << c;
+  const double error = scaled_error(c, in, G, got, want);
+  EXPECT_LE(error, 2e-5) << c;
+  std::printf("[ float32  ] %s: scaled error %.3g\n", ::testing::PrintToString(c).c_str(), error);
   expect_zero_padding(c, in, got);
 }
 
@@ -151,7 +163,7 @@ TEST(AlignmentBackwardNonFinite, UndefinedPairsAreNaNAndTheOthersUntouched) {
   one.y_len = {in.y_len[2]};
   const std::vector<double> D2(D.begin() + 2 * cells, D.end()), G2(G.begin() + 2 * cells, G.end());
   const std::vector<double> want = reference_E_dot(clean, one, D2, G2);
-  EXPECT_LE(scaled_error(std::vector<double>(got.begin() + 2 * cells, got.end()), want), 1e-10);
+  EXPECT_LE(scaled_error(clean, one, G2, std::vector<double>(got.begin() + 2 * cells, got.end()), want), 1e-10);
 }
 
 TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
@@ -169,13 +181,15 @@ TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
   EXPECT_NE(message({1, 4, 4, 0.0}).find("gamma must be finite and > 0 (got 0)"), std::string::npos);
   EXPECT_NE(message({1, 4, 9, 1.0, 2}).find("bandwidth 2 leaves no alignment path for n = 4, m = 9"),
             std::string::npos);
-  EXPECT_NE(message({int64_t{1} << 31, 4, 4, 1.0}).find("batch must be <= 2^31 - 1, one block per pair (got 2147483648)"),
-            std::string::npos);
   EXPECT_NE(message({1, int64_t{1} << 30, int64_t{1} << 30, 1.0})
-                .find("is too large for a workspace: at 32 bytes a cell it must total <= 2^62 bytes"),
+                .find("batch * n * m is too large for a workspace: at 24 bytes a cell it must total <= 2^62 bytes"),
             std::string::npos);
   EXPECT_EQ(message({2, 4, 9, 1.0, 5}), "no error");
-  EXPECT_EQ(alignment_backward_workspace_bytes({2, 4, 9, 1.0}), 2u * 5 * 10 * 4 * sizeof(double));
+  // The weights (16 bytes a cell) and R_dot (8), and a ring of borders that grows with the columns alone.
+  const double cells = 2.0 * 1024 * 1024;
+  const double per_cell = static_cast<double>(alignment_backward_workspace_bytes({2, 1024, 1024, 1.0})) / cells;
+  EXPECT_GE(per_cell, 24.0);
+  EXPECT_LE(per_cell, 25.5);
   const SecondOrderProblem p{1, 4, 4, 1.0};
   double buffer[1] = {0};
   EXPECT_THROW(alignment_backward<double>(p, nullptr, buffer, buffer, buffer, nullptr), std::invalid_argument);
@@ -187,7 +201,7 @@ TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
   } catch (const std::invalid_argument& e) {
     std::ostringstream address;
     address << misaligned;
-    EXPECT_NE(std::string(e.what()).find("workspace must be aligned to 8 bytes (got address " + address.str() + ")"),
+    EXPECT_NE(std::string(e.what()).find("workspace must be aligned to 16 bytes (got address " + address.str() + ")"),
               std::string::npos)
         << e.what();
   }

@@ -1,7 +1,7 @@
 // sdtw::alignment_backward: the Hessian-vector product H G of soft-DTW in cost space, which is the
 // backward of E(D) = d sdtw / d D (H is symmetric) and the derivative of the loss's backward. The
 // CPU kernel runs the float64 reference's sweeps of directional derivatives (Mensch & Blondel
-// 2018); the CUDA one the kernels' float64 port of them (kernels/src/second_order.cu).
+// 2018); the CUDA one the kernels' sweeps over the forward's saved weights (kernels/src/second_order.cu).
 #include <torch/library.h>
 
 #include <algorithm>
@@ -89,8 +89,9 @@ at::Tensor alignment_backward_cpu(const at::Tensor& G, const at::Tensor& D, doub
 }
 
 #ifdef SDTW_TORCH_WITH_CUDA
-// The kernel takes G in float64 as the CPU does, and D in its compute dtype (float inputs widened
-// exactly on the device); it writes E_dot in float64 on the current stream, with no host sync.
+// The kernel takes G in float64 as the CPU does, and D in its compute dtype, whose precision the
+// saved weights take (float32 for half, bfloat16 and float32 inputs); it writes E_dot in float64 on
+// the current stream, with no host sync.
 at::Tensor alignment_backward_cuda(const at::Tensor& G, const at::Tensor& D, double gamma, int64_t bandwidth,
                                    const c10::optional<at::Tensor>& x_lengths,
                                    const c10::optional<at::Tensor>& y_lengths, int64_t sakoe_chiba_radius,

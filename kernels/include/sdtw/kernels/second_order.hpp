@@ -4,10 +4,11 @@
 // backward. Raw device pointers, one stream, caller-provided workspace; nothing here allocates,
 // synchronises with the host, or knows about torch.
 //
-// Correctness before speed: everything is computed in float64, one thread block per pair sweeping
-// the anti-diagonals, with the float64 reference's recursions (Mensch & Blondel 2018): R and its
-// directional derivative R_dot forward, E and E_dot backward, each cell gathering from its
-// neighbours (no atomics). The workspace holds those four (n + 1) x (m + 1) grids per pair.
+// On the first order's strips (Mensch & Blondel 2018's recursions): the forward saves each cell's
+// softmin weights, in float64 for a float64 cost and in float32 for a float32 one; a forward sweep
+// takes the directional derivative R_dot of R over them and a backward sweep E and E_dot, both in
+// float64 (kernels/src/hessian_product.cuh). The workspace holds the weights and R_dot, 24 bytes a
+// cell.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -30,12 +31,12 @@ struct SecondOrderProblem {
   Constraint constraint = {};  // as in Problem: at most one of bandwidth and constraint
 };
 
-// Bytes of workspace alignment_backward needs (8-byte alignment is enough). Bad parameters
+// Bytes of workspace alignment_backward needs (16-byte alignment is enough). Bad parameters
 // (shape, gamma, bandwidth) throw std::invalid_argument naming them.
 std::size_t alignment_backward_workspace_bytes(const SecondOrderProblem& problem);
 
 // E_dot (batch x n x m, row-major) = H_b G_b for each pair b, H_b the Hessian of sdtw_b in its
-// cost block D_b (batch x n x m, In = float or double, read as float64) and G_b the direction
+// cost block D_b (batch x n x m, In = float or double) and G_b the direction
 // (batch x n x m, float64). Entries beyond a pair's lengths are 0. A pair whose value is not
 // finite (in In), or whose G has a non-finite entry inside its lengths, gets NaN in E_dot inside its lengths.
 // Throws std::invalid_argument for bad parameters or pointers, CudaError for a failed launch.

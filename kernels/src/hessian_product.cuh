@@ -1,0 +1,267 @@
+#pragma once
+// The two sweeps of the Hessian-vector product H G in cost space (Mensch & Blondel 2018), over the
+// weights that the forward saved, on the first order's strips, tickets and ring:
+//  - forward: R_dot(c) = G(c) + sum_k w_k(c) R_dot(p_k), the directional derivative of R;
+//  - backward: E and A together, A(c) = sum_s w_c(s) A(s) - E(c) G(c) / gamma with
+//    A(end) = (R_dot(end) - G(end)) / gamma, then E_dot(c) = A(c) - E(c) (R_dot(c) - G(c)) / gamma.
+// A is E_dot plus E times the mean of the predecessors' R_dot over gamma: substituted into the
+// reference's E_dot recursion, its per-successor term becomes one more backward recurrence on the
+// same weights, so neither sweep needs R, exp or log. Both run in float64 whatever the weights'
+// type. A predecessor off the band or unreachable has weight exactly 0, so whatever R_dot such a
+// cell holds never reaches a live one.
+// Each 8 steps' inputs (weights, G, R_dot) are loaded while the 8 before them run (across chunks
+// too), so no load sits on the chain; R_dot lives in the workspace in the state's layout, so the backward reads it as
+// one coalesced row a step.
+#include "forward.cuh"
+
+namespace sdtw::kernels::detail {
+
+template <typename State>
+struct HessianProductArgs {
+  Schedule s;
+  double inv_gamma;
+  const typename State::Word* state;           // the forward's weights (state_index layout)
+  const typename State::Compute* values;       // batch: the forward's values
+  const double* G;                             // batch x n x m
+  double* r_dot;                               // R_dot, in the state's layout
+  double* E_dot;                               // batch x n x m
+  uint64_t* ring;                              // the forward sweep's sealed R_dot (one word a column), the backward's four
+  int* bad_direction;                          // batch: set where G has a non-finite entry inside the lengths
+};
+
+constexpr int kBackwardBorderWords = 4;  // E w_up, E w_diag, A w_up, A w_diag
+constexpr int kPieces = kWarp / kBorderPiece;
+
+template <typename State>
+struct Weights {
+  double diag, up, left;
+  __device__ explicit Weights(typename State::Word w) {
+    typename State::Compute d, u, l;
+    State::decode(w, d, u, l);
+    diag = d;
+    up = u;
+    left = l;
+  }
+};
+
+// The lane's row of G and of E_dot, clamped into the pair so that every load stays in bounds; a
+// lane below the pair's rows reads a row it never uses.
+__device__ inline int64_t row_offset(const Schedule& s, int64_t b, int i, int rows) {
+  return (b * s.n + min(i, rows - 1)) * s.m;
+}
+
+__device__ inline int clamp_column(int j, int cols) { return max(0, min(j, cols - 1)); }
+
+// One piece's inputs: the cells' words (State::empty() off the grid), G and (backward) R_dot.
+template <typename State, bool kRDot>
+struct Piece {
+  typename State::Word word[kBorderPiece];
+  double g[kBorderPiece];
+  double r_dot[kRDot ? kBorderPiece : 1];
+};
+
+// R_dot strip by strip, top-down, lane l on row row0 + l at column t - l, as forward_kernel.
+template <typename State>
+__global__ void __launch_bounds__(2 * kWarp) hessian_forward_sweep(HessianProductArgs<State> a) {
+  const int lane = threadIdx.x & 31;
+  const Schedule& s = a.s;
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    Strip strip;
+    if (!begin_strip(s, ticket, false, strip)) continue;
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const bool writes_ring = strip.row0 + kWarp < rows && lane == kWarp - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m;
+    uint64_t* ring_in = a.ring + strip.previous * s.m;
+    const int64_t first_word = state_index(strip.b * s.strips + strip.k, s.m, 0, lane);
+    const typename State::Word* st = a.state + first_word;
+    double* r_dot_out = a.r_dot + first_word;
+    const double* g_row = a.G + row_offset(s, strip.b, i, rows);
+    const int last_step = cols + kWarp - 1, j_end = i < rows ? cols : 0;
+    double left = 0.0, diag = 0.0, out = 0.0;  // R_dot is 0 on the borders
+    bool bad = false;
+    // Step s of chunk t0 is column t0 + s - lane; which steps are in the grid.
+    const auto in_grid_of = [&](int t0) { return step_mask(lane - t0, j_end - t0 + lane); };
+    const auto load = [&](int t0, int piece, Piece<State, false>& p) {
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int q = 0; q < kBorderPiece; ++q) {
+        const int step = piece * kBorderPiece + q, t = t0 + step;
+        const bool active = (in_grid >> step) & 1u;
+        p.word[q] = active ? st[static_cast<int64_t>(t) * kWarp] : State::empty();
+        p.g[q] = __ldg(g_row + clamp_column(t - lane, cols));
+      }
+    };
+    Piece<State, false> now, next;
+    load(0, 0, now);
+    await_claim(s, strip.id, strip.order);
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
+      double border = 0.0;
+      const bool reads_border = strip.k > 0 && t0 + lane < cols;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w = ring_load(ring_in + t0 + lane);
+        if (w != 0) border = unseal(w);
+        return w != 0;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        // The next piece's loads, the next chunk's first one after the last piece, run under this one.
+        if (piece + 1 < kPieces) load(t0, piece + 1, next);
+        else if (t0 + kWarp < last_step) load(t0 + kWarp, 0, next);
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, t = t0 + step, j = t - lane;
+          const bool active = (in_grid >> step) & 1u;
+          double up = __shfl_up_sync(kFullMask, out, 1);
+          const double border_j = __shfl_sync(kFullMask, border, step);
+          up = lane == 0 ? border_j : up;
+          const Weights<State> w(now.word[q]);
+          const double g = now.g[q];
+          const double r_dot = active ? g + w.diag * diag + w.up * up + w.left * left : 0.0;
+          bad |= active && !isfinite(g);
+          if (active) r_dot_out[static_cast<int64_t>(t) * kWarp] = r_dot;
+          ring_store(ring_out + j, seal(r_dot), writes_ring && active);
+          left = r_dot;
+          diag = up;
+          out = r_dot;
+        }
+        now = next;
+      }
+      ring_store(ring_in + t0 + lane, 0, reads_border);  // read: the slot's next writer finds it zero
+      __syncwarp();
+    }
+    if (__any_sync(kFullMask, bad) && lane == 0) a.bad_direction[strip.b] = 1;
+    if (lane == kWarp - 1) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
+}
+
+// E, A and E_dot strip by strip, bottom-up, lanes right to left, as backward_strips.
+template <typename State>
+__global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProductArgs<State> a) {
+  const int lane = threadIdx.x & 31;
+  const Schedule& s = a.s;
+  constexpr int kWords = kBackwardBorderWords;
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    Strip strip;
+    if (!begin_strip(s, ticket, true, strip)) continue;
+    const int64_t b = strip.b;
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const bool fed_from_below = strip.row0 + kWarp < rows;
+    const bool writes_ring = strip.k > 0 && lane == 0;
+    uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
+    uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
+    const int64_t first_word = state_index(b * s.strips + strip.k, s.m, 0, lane);
+    const typename State::Word* st = a.state + first_word;
+    const double* r_dot_in = a.r_dot + first_word;
+    const int64_t row = row_offset(s, b, i, rows);
+    const double* g_row = a.G + row;
+    double* E_dot_row = a.E_dot + row;
+    const auto value = a.values[b];
+    const bool undefined = a.bad_direction[b] != 0 || !isfinite(value);
+    const int last_step = cols + kWarp - 1;
+    const double inv_gamma = a.inv_gamma;
+
+    double e_right = 0.0, a_right = 0.0;          // E(i, j+1) w_left(i, j+1), and A's
+    double e_diag_prev = 0.0, a_diag_prev = 0.0;  // E(i+1, j+1) w_diag(i+1, j+1), and A's
+    double e_up_out = 0.0, e_diag_out = 0.0, a_up_out = 0.0, a_diag_out = 0.0;
+    // Step s of chunk t0 is column cols + 30 - t0 - s - lane, and the forward's warp step cols + 30 - t0 - s.
+    const auto in_grid_of = [&](int t0) {
+      return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
+    };
+    const auto load = [&](int t0, int piece, Piece<State, true>& p) {
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int q = 0; q < kBorderPiece; ++q) {
+        const int step = piece * kBorderPiece + q;
+        const int64_t word = static_cast<int64_t>(cols + kWarp - 2 - t0 - step) * kWarp;
+        const bool active = (in_grid >> step) & 1u;
+        p.word[q] = active ? st[word] : State::empty();
+        p.r_dot[q] = active ? r_dot_in[word] : 0.0;
+        p.g[q] = __ldg(g_row + clamp_column(cols + kWarp - 2 - t0 - step - lane, cols));
+      }
+    };
+    Piece<State, true> now, next;
+    load(0, 0, now);
+    await_claim(s, strip.id, strip.order);
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
+      double border_e_up = 0.0, border_e_diag = 0.0, border_a_up = 0.0, border_a_diag = 0.0;
+      const int jb = cols - 1 - t0 - lane;
+      const bool reads_border = fed_from_below && jb >= 0;
+      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
+        const uint64_t w2 = ring_load(border_word + 2), w3 = ring_load(border_word + 3);
+        const bool in = w0 != 0 && w1 != 0 && w2 != 0 && w3 != 0;
+        if (in) {
+          border_e_up = unseal(w0);
+          border_e_diag = unseal(w1);
+          border_a_up = unseal(w2);
+          border_a_diag = unseal(w3);
+        }
+        return in;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        if (piece + 1 < kPieces) load(t0, piece + 1, next);
+        else if (t0 + kWarp < last_step) load(t0 + kWarp, 0, next);
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
+          double e_up_below = __shfl_down_sync(kFullMask, e_up_out, 1);      // E(i+1, j) w_up(i+1, j)
+          double e_diag_below = __shfl_down_sync(kFullMask, e_diag_out, 1);  // E(i+1, j) w_diag(i+1, j)
+          double a_up_below = __shfl_down_sync(kFullMask, a_up_out, 1);
+          double a_diag_below = __shfl_down_sync(kFullMask, a_diag_out, 1);
+          // Every lane shuffles (a full-mask shuffle is illegal in a diverged warp); the last lane keeps it.
+          const double border_e_up_j = __shfl_sync(kFullMask, border_e_up, step);
+          const double border_e_diag_j = __shfl_sync(kFullMask, border_e_diag, step);
+          const double border_a_up_j = __shfl_sync(kFullMask, border_a_up, step);
+          const double border_a_diag_j = __shfl_sync(kFullMask, border_a_diag, step);
+          const bool last_lane = lane == kWarp - 1;
+          e_up_below = last_lane ? border_e_up_j : e_up_below;
+          e_diag_below = last_lane ? border_e_diag_j : e_diag_below;
+          a_up_below = last_lane ? border_a_up_j : a_up_below;
+          a_diag_below = last_lane ? border_a_diag_j : a_diag_below;
+          const bool active = (in_grid >> step) & 1u;
+          const bool last_cell = (i == rows - 1) & (j == cols - 1);
+          const Weights<State> w(now.word[q]);
+          const double g = now.g[q], r_dot = now.r_dot[q];
+          const double e = active ? (last_cell ? 1.0 : e_right + e_up_below + e_diag_prev) : 0.0;
+          const double a_sum = last_cell ? (r_dot - g) * inv_gamma : a_right + a_up_below + a_diag_prev - e * g * inv_gamma;
+          const double a_cell = active ? a_sum : 0.0;
+          const double e_dot = a_cell - e * (r_dot - g) * inv_gamma;
+          if (active) E_dot_row[j] = undefined ? static_cast<double>(NAN) : e_dot;
+          const double n_e_up = e * w.up, n_e_diag = e * w.diag, n_a_up = a_cell * w.up, n_a_diag = a_cell * w.diag;
+          uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
+          const bool hands_up = writes_ring & active;
+          ring_store(word, seal(n_e_up), hands_up);
+          ring_store(word + 1, seal(n_e_diag), hands_up);
+          ring_store(word + 2, seal(n_a_up), hands_up);
+          ring_store(word + 3, seal(n_a_diag), hands_up);
+          e_right = e * w.left;
+          a_right = a_cell * w.left;
+          e_diag_prev = e_diag_below;
+          a_diag_prev = a_diag_below;
+          e_up_out = n_e_up;
+          e_diag_out = n_e_diag;
+          a_up_out = n_a_up;
+          a_diag_out = n_a_diag;
+        }
+        now = next;
+      }
+#pragma unroll
+      for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
+      __syncwarp();
+    }
+    __syncwarp();
+    if (lane == 0) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
+}
+
+}  // namespace sdtw::kernels::detail
