@@ -2,8 +2,8 @@
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
 // product with the float64 weights' one on the same float32 cost over gamma. Usage: hessian_parts B
-// N [accuracy]. Built by hand:
-// nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
+// N [accuracy]. Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17
+// -arch=sm_90 --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
