@@ -60,21 +60,33 @@ std::vector<double> reference_E_dot(const Case& c, const Inputs& in, const std::
   return reference::soft_dtw_hessian_product_cost_batch(D.data(), G.data(), shape_of(c, in), options_of(c)).E_dot;
 }
 
-// max |got - want| over max |want|, or over |G|'s largest entry inside the lengths / gamma where
-// the product vanishes (one row or one column: E is constant), since its terms are of that size and
-// cancel only to their rounding.
-double scaled_error(const Case& c, const Inputs& in, const std::vector<double>& G, const std::vector<double>& got,
-                    const std::vector<double>& want) {
-  double worst = 0, scale = 0, direction = 0;
+// |G|'s largest entry inside the lengths over gamma: the size of the product's terms (a weight's
+// derivative is the weight over gamma times a difference of R_dot, itself of |G|'s size).
+double direction_scale(const Case& c, const Inputs& in, const std::vector<double>& G) {
+  double direction = 0;
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < in.x_len[b]; ++i)
+      for (int64_t j = 0; j < in.y_len[b]; ++j) direction = std::max(direction, std::abs(G[(b * c.n + i) * c.m + j]));
+  return direction / c.gamma;
+}
+
+// max |got - want| over max(max |want|, floor). The float64 weights' product takes floor 0, or the
+// direction's scale where the product vanishes (one row or one column: E is constant), since its
+// terms cancel only to their rounding there.
+double scaled_error(const std::vector<double>& got, const std::vector<double>& want, double floor) {
+  double worst = 0, scale = 0;
   for (std::size_t k = 0; k < want.size(); ++k) {
     if (!std::isfinite(got[k])) return std::numeric_limits<double>::infinity();
     worst = std::max(worst, std::abs(got[k] - want[k]));
     scale = std::max(scale, std::abs(want[k]));
   }
-  for (int64_t b = 0; b < c.batch; ++b)
-    for (int64_t i = 0; i < in.x_len[b]; ++i)
-      for (int64_t j = 0; j < in.y_len[b]; ++j) direction = std::max(direction, std::abs(G[(b * c.n + i) * c.m + j]));
-  return worst / std::max(scale > 0 ? scale : direction / c.gamma, 1e-300);
+  return worst / std::max(std::max(scale, floor), 1e-300);
+}
+
+double float64_error(const Case& c, const Inputs& in, const std::vector<double>& G, const std::vector<double>& got,
+                     const std::vector<double>& want) {
+  const bool vanishes = std::all_of(want.begin(), want.end(), [](double v) { return v == 0.0; });
+  return scaled_error(got, want, vanishes ? direction_scale(c, in, G) : 0.0);
 }
 
 void expect_zero_padding(const Case& c, const Inputs& in, const std::vector<double>& E_dot) {
@@ -105,7 +117,7 @@ TEST_P(AlignmentBackward, Float64MatchesReference) {
   const Inputs in = draw_inputs(rng, c);
   const std::vector<double> D = cost_tensor<double>(c, in), G = direction(rng, c, in);
   const std::vector<double> want = reference_E_dot(c, in, D, G), got = run_alignment_backward<double>(c, in, D, G);
-  EXPECT_LE(scaled_error(c, in, G, got, want), 1e-10) << c;
+  EXPECT_LE(float64_error(c, in, G, got, want), 1e-10) << c;
   expect_zero_padding(c, in, got);
   // With one row or one column there is one path, E is constant and its derivative 0.
   double largest = 0;
@@ -115,8 +127,10 @@ TEST_P(AlignmentBackward, Float64MatchesReference) {
   }
 }
 
-// A float32 cost's weights are saved as float32 (the float64 ones would double the forward's time):
-// the product's error is then theirs, 2^-24 relative a weight, carried through both sweeps.
+// A float32 cost's weights are saved as float32 (the float64 ones take 9x the forward's time): the
+// product's error is then theirs, 2^-24 relative a weight entering through weight differences over
+// gamma, so it is bounded against the direction's scale |G| / gamma, not against H G, which can be
+// far smaller (lab/python/hvp_quantised.py: 7e-4 of H G where |H G| / |G| is 3e-4).
 TEST_P(AlignmentBackward, Float32CostWithinFloat32Weights) {
   SDTW_REQUIRE_GPU();
   const Case& c = GetParam();
@@ -126,8 +140,8 @@ TEST_P(AlignmentBackward, Float32CostWithinFloat32Weights) {
   const std::vector<double> G = direction(rng, c, in);
   const std::vector<double> want = reference_E_dot(c, in, to_double(D), G);
   const std::vector<double> got = run_alignment_backward<float>(c, in, D, G);
-  const double error = scaled_error(c, in, G, got, want);
-  EXPECT_LE(error, 2e-5) << c;
+  const double error = scaled_error(got, want, direction_scale(c, in, G));
+  EXPECT_LE(error, 1e-5) << c;
   std::printf("[ float32  ] %s: scaled error %.3g\n", ::testing::PrintToString(c).c_str(), error);
   expect_zero_padding(c, in, got);
 }
@@ -163,7 +177,7 @@ TEST(AlignmentBackwardNonFinite, UndefinedPairsAreNaNAndTheOthersUntouched) {
   one.y_len = {in.y_len[2]};
   const std::vector<double> D2(D.begin() + 2 * cells, D.end()), G2(G.begin() + 2 * cells, G.end());
   const std::vector<double> want = reference_E_dot(clean, one, D2, G2);
-  EXPECT_LE(scaled_error(clean, one, G2, std::vector<double>(got.begin() + 2 * cells, got.end()), want), 1e-10);
+  EXPECT_LE(float64_error(clean, one, G2, std::vector<double>(got.begin() + 2 * cells, got.end()), want), 1e-10);
 }
 
 TEST(AlignmentBackwardParameters, BadOnesAreNamed) {
