@@ -1,7 +1,8 @@
 #pragma once
 // The host side of a launch on the strips: the workspace's layout, the schedule over it, the scratch
-// reset, the persistent grid's size and the forward's launch, shared by the first order
-// (soft_dtw.cu, with the checkpointed mode) and the second order (second_order.cu).
+// reset, the persistent grid's size, the forward's and the backward's launches. Every entry point's
+// file uses them (the cost tensor's, the squared Euclidean's, the named costs', the checkpointed
+// mode's and the second order's).
 #include <algorithm>
 #include <atomic>
 
@@ -121,6 +122,31 @@ void launch_forward(const Problem& p, const WorkspaceLayout& w, const Cost& cost
 template <typename T, typename Cost, bool kSaveState = true>
 void launch_forward(const Problem& p, const Cost& cost, T* values, void* workspace, cudaStream_t stream) {
   launch_forward<T, Cost, kSaveState>(p, layout_for<T>(p, kSaveState), cost, values, workspace, stream);
+}
+
+inline void reject_pair_indices(const Problem& p) {
+  if (p.x_index || p.y_index)
+    reject("pair indices (x_index, y_index) are for sqeuclidean_values only");
+}
+
+template <typename T>
+BackwardArgs<T> backward_args(const Problem& p, const WorkspaceLayout& w, const T* dvalues,
+                                      int64_t dvalues_stride, T* dense_E, void* workspace) {
+  reject_pair_indices(p);
+  require(dvalues, "dvalues");
+  require(workspace, "workspace");
+  auto* base = static_cast<char*>(workspace);
+  return {schedule_for(p, w, workspace), dvalues, dvalues_stride,
+          reinterpret_cast<typename CellState<T>::Word*>(base + w.state), dense_E, reinterpret_cast<uint64_t*>(base + w.ring)};
+}
+
+template <typename T, bool kBands = false>
+void launch_backward(const BackwardArgs<T>& args, cudaStream_t stream) {
+  constexpr auto dense = backward_kernel<T, true, kBands>, in_state = backward_kernel<T, false, kBands>;
+  const int64_t strips = args.s.total();
+  const int grid = args.dense_E ? grid_for<T, dense>(strips) : grid_for<T, in_state>(strips);
+  (args.dense_E ? dense : in_state)<<<grid, warps_per_block<T>() * kWarp, 0, stream>>>(args);
+  check(cudaGetLastError(), "backward launch");
 }
 
 }  // namespace sdtw::kernels::detail

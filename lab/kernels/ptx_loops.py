@@ -4,9 +4,9 @@ GPU (and ncu) is at hand. PTX is not SASS: register moves mostly vanish and 64-b
 split, so the counts are estimates to set beside ncu's executed counts, not to replace them.
 
     nvcc -Ikernels/include -O3 -DNDEBUG -arch=sm_90 --expt-relaxed-constexpr -std=c++17 -ptx \\
-        kernels/src/soft_dtw.cu -o soft_dtw.ptx
-    ptx_loops.py soft_dtw.ptx 'jacobian_kernelIfLi64ELb0EfE'           # each loop of that kernel
-    ptx_loops.py soft_dtw.ptx 'jacobian_kernelIfLi64ELb0EfE' --blocks '$L__BB15_8' '$L__BB15_72'
+        kernels/src/sqeuclidean_float.cu -o sqeuclidean_float.ptx
+    ptx_loops.py sqeuclidean_float.ptx 'jacobian_kernelIfLi64ELb0EfE'           # each loop of that kernel
+    ptx_loops.py sqeuclidean_float.ptx 'jacobian_kernelIfLi64ELb0EfE' --blocks '$L__BB15_8' '$L__BB15_72'
 
 A loop is a branch back to an earlier label: its count is every instruction from that label to the
 branch, each path once (a loop with branches inside executes fewer)."""

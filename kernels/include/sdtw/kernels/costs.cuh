@@ -2,7 +2,7 @@
 // Cost policies: the DP kernels never know which cost they run on. Once per 32 columns, each lane
 // of a warp asks the policy for one column of its strip's cost tile: out[r] = cost(row0 + r, j)
 // for the 32 rows of the strip. A cost computed from x and y is a metric (below) run by FeatureCost;
-// a new one is a new metric and one row of the kernels' Cost table (soft_dtw.cu).
+// a new one is a new metric and one row of the kernels' Cost table (named_costs.cuh).
 #include <cstdint>
 #include <type_traits>
 

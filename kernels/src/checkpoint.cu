@@ -1,7 +1,5 @@
-#pragma once
 // The checkpointed forward and backward (sdtw/kernels/checkpoint.hpp): host code only, built from
-// the full-state kernels and their launch helpers. It is a part of soft_dtw.cu, included at its
-// end, so that it shares that file's launch helpers and kernel instantiations.
+// the full-state kernels and their launch helpers.
 //
 // Workspace: the kept rows of R (float64, batch x (bands - 1) x m), two buffers of the products a
 // band hands to the band above (batch x m border words each, used in turn), the value slots that a
@@ -9,10 +7,29 @@
 // then one region used first by the forward's scratch and ring and then by each band's state,
 // scratch and ring in turn. The forward's ring takes as many slots as fit in the band's room, so
 // that it never sets the peak.
+#include <algorithm>
+
+#include "gradient_launch.cuh"
+#include "launch.cuh"
 #include "sdtw/kernels/checkpoint.hpp"
+#include "sdtw/kernels/costs.cuh"
 
 namespace sdtw::kernels {
 namespace {
+
+using detail::CellState;
+using detail::check;
+using detail::kMaxGridZ;
+using detail::launch_backward;
+using detail::launch_forward_kernel;
+using detail::layout_for;
+using detail::pairs_of;
+using detail::reject_pair_indices;
+using detail::require;
+using detail::reset_scratch;
+using detail::schedule_for;
+using detail::with_feature_tile;
+using detail::WorkspaceLayout;
 
 struct CheckpointLayout {
   int64_t band_strips = 0, bands = 0;
