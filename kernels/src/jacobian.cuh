@@ -27,7 +27,8 @@ struct JacobianArgs {
   T scale = T(2);
   T self_weight = T(1);
   // Checkpointing (jacobian_block's kBand): the state holds the E of rows [row0, row_end) alone;
-  // grad_x gets those rows, grad_y their share, added to what it holds when accumulate is set.
+  // grad_x gets those rows, grad_y their share, added to the earlier bands' in grad_sum when
+  // accumulate is set.
   int64_t row0 = 0, row_end = 0;
   bool accumulate = false;
   // When set (grad_y of a band), the bands' shares are summed here in float64 and grad gets the sum
@@ -306,7 +307,7 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
         return;
       }
     }
-    a.grad[at] = static_cast<In>(kBand && a.accumulate ? static_cast<T>(a.grad[at]) + g : g);
+    a.grad[at] = static_cast<In>(g);
   });
 }
 

@@ -77,7 +77,8 @@ LossOptions resolve_options(double gamma, c10::optional<double> bandwidth, bool 
                             c10::optional<int64_t> sakoe_chiba_radius = c10::nullopt,
                             c10::optional<double> itakura_max_slope = c10::nullopt, double warp = 0.0,
                             bool subsequence = false);
-// "sqeuclidean", "euclidean", "cosine" or "l1" for a dist name or alias (any case); else ValueError.
+// "sqeuclidean", "euclidean", "cosine", "l1" or "negative_dot" for a dist name or alias (any case); else
+// ValueError.
 std::string canonical_dist(c10::string_view dist);
 
 // soft-DTW of x and y with a named cost (canonical_dist's names), differentiable in x and y: the
