@@ -44,6 +44,14 @@ struct Weights {
   }
 };
 
+// FloatWeights' left weight is taken in float64 from the two floats, so that its only error is theirs.
+template <>
+struct Weights<FloatWeights> {
+  double diag, up, left;
+  __device__ explicit Weights(FloatPair w)
+      : diag(w.diag), up(fabs(static_cast<double>(w.up))), left(signbit(w.up) ? 0.0 : fmax(0.0, 1.0 - diag - up)) {}
+};
+
 // The lane's row of G and of E_dot, clamped into the pair so that every load stays in bounds; a
 // lane below the pair's rows reads a row it never uses.
 __device__ inline int64_t row_offset(const Schedule& s, int64_t b, int i, int rows) {
@@ -60,9 +68,11 @@ struct Piece {
   double r_dot[kRDot ? kBorderPiece : 1];
 };
 
-// R_dot strip by strip, top-down, lane l on row row0 + l at column t - l, as forward_kernel.
+// R_dot strip by strip, top-down, lane l on row row0 + l at column t - l, as forward_kernel. The
+// bounds' one block per multiprocessor lets ptxas keep both pieces in registers (without it, it
+// capped FloatWeights' instantiation at 128 and spilled).
 template <typename State>
-__global__ void __launch_bounds__(2 * kWarp) hessian_forward_sweep(HessianProductArgs<State> a) {
+__global__ void __launch_bounds__(2 * kWarp, 1) hessian_forward_sweep(HessianProductArgs<State> a) {
   const int lane = threadIdx.x & 31;
   const Schedule& s = a.s;
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {

@@ -15,7 +15,7 @@ namespace {
 using detail::fail;
 using detail::WorkspaceLayout;
 
-// A cell's weights (float64 for a float64 cost, FloatWeights' 12 bytes for a float32 one, in a
+// A cell's weights (float64 for a float64 cost, FloatWeights' 8 bytes for a float32 one, in a
 // region sized for the larger) and its R_dot.
 constexpr std::size_t kStateBytes = sizeof(detail::DoublePair);
 constexpr std::size_t kCellBytes = kStateBytes + sizeof(double);

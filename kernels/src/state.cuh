@@ -76,32 +76,33 @@ struct CellState<double> {
   __device__ static double held(Word w) { return w.diag; }
 };
 
-// 16 bytes, so that a warp step's words are one vector load or store a lane.
-struct alignas(16) FloatTriple {
-  float diag, up, left, unused;
+struct alignas(8) FloatPair {
+  float diag, up;
 };
 
-// The second order's float32 state: all three weights as floats, each 0 exactly where its
-// predecessor is unreachable, since the Hessian-vector product's sweeps multiply them into
-// directional derivatives that a quantised or derived weight would carry errors into (unorm16 gives
-// 1e-5 to 5e-4 relative error there, lab/kernels-log.md).
+// The second order's float32 state, 8 bytes: the diagonal and up weights as floats and the left one
+// what is left of them, exactly 0 where the sign bit of up says so (an unreachable left
+// predecessor). The Hessian-vector product's sweeps multiply the weights into directional
+// derivatives, where unorm16 gives 1e-5 to 5e-4 relative error; this gives what three floats give
+// (lab/kernels-log.md), at half their bytes. The sweeps take the left weight in float64 (Weights).
 struct FloatWeights {
-  using Word = FloatTriple;
+  using Word = FloatPair;
   using Compute = float;
   static constexpr bool kEveryWordFinite = false;
 
   __device__ static Word encode(float ediag, float eup, float eleft, float inv_sum) {
-    return {ediag * inv_sum, eup * inv_sum, eleft * inv_sum, 0.0f};
+    const float up = eup * inv_sum;
+    return {ediag * inv_sum, eleft == 0.0f ? -up : up};  // -0.0f where up is 0 too
   }
-  __device__ static Word empty() { return {0.0f, 0.0f, 0.0f, 0.0f}; }
-  __device__ static Word poison() { return {NAN, NAN, NAN, 0.0f}; }
+  __device__ static Word empty() { return {0.0f, -0.0f}; }
+  __device__ static Word poison() { return {NAN, NAN}; }
   __device__ static bool is_poison(Word w) { return isnan(w.diag); }
   __device__ static void decode(Word w, float& wdiag, float& wup, float& wleft) {
     wdiag = w.diag;
-    wup = w.up;
-    wleft = w.left;
+    wup = fabsf(w.up);
+    wleft = signbit(w.up) ? 0.0f : fmaxf(0.0f, 1.0f - wdiag - wup);
   }
-  __device__ static Word hold(float v) { return {v, 0.0f, 0.0f, 0.0f}; }
+  __device__ static Word hold(float v) { return {v, 0.0f}; }
   __device__ static float held(Word w) { return w.diag; }
 };
 
