@@ -1,7 +1,7 @@
 """Would a Hessian-vector product built on saved weights be accurate enough? The first order's state
 keeps each cell's three softmin weights quantised as CellState<float>::encode does (two unorm16, the
 third the remainder of 65535); the second order's float32 state (FloatWeights) keeps all three as
-float32, computed as the float32 forward does (the difference to the smallest predecessor rounded to
+float32 ("float32"; "float32 two": diag and up alone, left derived), computed as the float32 forward does (the difference to the smallest predecessor rounded to
 float32, base-2 exponent, float32 sum and reciprocal). This runs the second-order sweeps of
 reference/src/second_order.cpp (Rdot forward, E and Edot back, Mensch & Blondel 2018) with the exact
 float64 weights and with each of those, on the same float64 cost, and prints the relative L2 error
@@ -49,6 +49,15 @@ def float32_weights(R, gamma):
             e = np.exp2((p - m).astype(np.float32) * scale).astype(np.float32)
             W[i, j] = (e * (np.float32(1) / e.sum(dtype=np.float32))).astype(np.float64)
     return W
+
+
+def float32_two_weights(W32):
+    """Eight bytes a cell: diag and up as float32, left what is left of them in float64, 0 where the
+    float32 left was 0 (a flag bit would carry that)."""
+    Q = W32.copy()
+    left = np.maximum(0.0, 1.0 - W32[..., 0] - W32[..., 1])
+    Q[..., 2] = np.where(W32[..., 2] == 0, 0.0, left)
+    return Q
 
 
 def soft_dtw_R(D, gamma):
@@ -105,7 +114,9 @@ def main():
             E, Edot = sweeps(weights_of(R, gamma), Z, gamma)
             # Where the weights are near 0 or 1 (small gamma) H Z itself vanishes: its size says whether
             # the relative error means anything.
-            for name, W in (("unorm16", quantised(weights_of(R, gamma))), ("float32", float32_weights(R, gamma))):
+            W32 = float32_weights(R, gamma)
+            for name, W in (("unorm16", quantised(weights_of(R, gamma))), ("float32", W32),
+                            ("float32 two", float32_two_weights(W32))):
                 Eq, Edotq = sweeps(W, Z, gamma)
                 worst = np.abs(Edotq - Edot).max() / np.abs(Edot).max()
                 print(f"N {n} M {n - 7} D 8 gamma {gamma:g}: {name} weights, relative L2 error of E {rel(Eq, E):.2e}, "
