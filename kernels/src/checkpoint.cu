@@ -38,11 +38,6 @@ struct CheckpointLayout {
   std::size_t handoff_bytes = 0;
 };
 
-std::size_t aligned_up(std::size_t bytes) {
-  constexpr std::size_t kAlign = 256;
-  return (bytes + kAlign - 1) / kAlign * kAlign;
-}
-
 template <typename T>
 CheckpointLayout checkpoint_layout(const Problem& p, int64_t band_rows) {
   detail::validate(p);
@@ -68,14 +63,14 @@ CheckpointLayout checkpoint_layout(const Problem& p, int64_t band_rows) {
   const std::size_t row_bytes = static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.m) * sizeof(uint64_t);
   const auto slots = static_cast<int64_t>(c.band.total / row_bytes);
   c.forward = detail::workspace_layout(p, 0, sizeof(uint64_t), std::max<int64_t>(1, slots));
-  c.handoff_bytes = aligned_up(row_bytes * detail::BorderWords<C>::kWords);
+  c.handoff_bytes = detail::aligned_bytes(row_bytes * detail::BorderWords<C>::kWords);
   c.keep = 0;
-  c.handoff[0] = aligned_up(static_cast<std::size_t>(c.bands - 1) * row_bytes);
+  c.handoff[0] = detail::aligned_bytes(static_cast<std::size_t>(c.bands - 1) * row_bytes);
   c.handoff[1] = c.handoff[0] + c.handoff_bytes;
   c.band_values = c.handoff[1] + c.handoff_bytes;
-  c.grad_y_sum = c.band_values + aligned_up(static_cast<std::size_t>(p.batch) * sizeof(T));
-  c.shared = c.grad_y_sum + aligned_up(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.m) *
-                                       static_cast<std::size_t>(std::max<int64_t>(p.dim, 0)) * sizeof(double));
+  c.grad_y_sum = c.band_values + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(T));
+  c.shared = c.grad_y_sum + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * static_cast<std::size_t>(p.m) *
+                                                  static_cast<std::size_t>(std::max<int64_t>(p.dim, 0)) * sizeof(double));
   c.total = c.shared + std::max(c.forward.total, c.band.total);
   return c;
 }

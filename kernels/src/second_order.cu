@@ -19,10 +19,7 @@ using detail::WorkspaceLayout;
 // region sized for the larger) and its R_dot.
 constexpr std::size_t kStateBytes = sizeof(detail::DoublePair);
 constexpr std::size_t kCellBytes = kStateBytes + sizeof(double);
-constexpr std::size_t kAlign = 256;
 constexpr double kMaxWorkspaceBytes = 0x1p62;  // the byte count then fits in size_t
-
-std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 Problem first_order(const SecondOrderProblem& p) {
   Problem first{p.batch, p.n, p.m, 1, p.gamma, p.bandwidth, p.x_len, p.y_len};
@@ -55,9 +52,9 @@ HessianLayout hessian_layout(const SecondOrderProblem& p) {
   const std::size_t words = (static_cast<std::size_t>(p.batch * h.strips.strips) * static_cast<std::size_t>(p.m) +
                              detail::kWarp - 1) * detail::kWarp;
   h.r_dot = h.strips.total;
-  h.values = h.r_dot + aligned(words * sizeof(double));
-  h.bad_direction = h.values + aligned(static_cast<std::size_t>(p.batch) * sizeof(double));
-  h.total = h.bad_direction + aligned(static_cast<std::size_t>(p.batch) * sizeof(int));
+  h.values = h.r_dot + detail::aligned_bytes(words * sizeof(double));
+  h.bad_direction = h.values + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(double));
+  h.total = h.bad_direction + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(int));
   return h;
 }
 

@@ -10,9 +10,6 @@ namespace sdtw::kernels::detail {
 namespace {
 
 constexpr int64_t kRows = 32;
-constexpr std::size_t kAlign = 256;
-
-std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 }  // namespace
 
@@ -44,12 +41,13 @@ WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::
   const std::size_t state_bytes =
       (static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(p.m) + kRows - 1) * kRows * state_word;
   w.state = 0;
-  w.ticket = aligned(state_bytes);
-  w.progress = w.ticket + kAlign;
-  w.tile_claims = w.progress + aligned(2 * static_cast<std::size_t>(total_strips) * sizeof(int));
+  w.ticket = aligned_bytes(state_bytes);
+  w.progress = w.ticket + kRegionAlign;
+  w.tile_claims = w.progress + aligned_bytes(2 * static_cast<std::size_t>(total_strips) * sizeof(int));
   const std::size_t tiles = state_word ? static_cast<std::size_t>(total_strips) * static_cast<std::size_t>(tiles_per_strip(p.m)) : 0;
-  w.ring = w.tile_claims + aligned(tiles * sizeof(unsigned));
-  w.total = w.ring + aligned(static_cast<std::size_t>(p.batch * w.ring_slots) * static_cast<std::size_t>(p.m) * ring_column);
+  w.ring = w.tile_claims + aligned_bytes(tiles * sizeof(unsigned));
+  w.total = w.ring + aligned_bytes(static_cast<std::size_t>(p.batch * w.ring_slots) * static_cast<std::size_t>(p.m) *
+                                   ring_column);
   return w;
 }
 

@@ -25,6 +25,12 @@ struct WorkspaceLayout {
   std::size_t total = 0;
 };
 
+// Every region of a workspace starts 256-byte aligned: bytes rounded up to that.
+constexpr std::size_t kRegionAlign = 256;
+constexpr std::size_t aligned_bytes(std::size_t bytes) {
+  return (bytes + kRegionAlign - 1) / kRegionAlign * kRegionAlign;
+}
+
 // state_word: bytes per cell of saved state; ring_column: bytes per column of a border slot;
 // max_ring_slots caps the slots per pair (fewer strips in flight, less memory: checkpointing).
 WorkspaceLayout workspace_layout(const Problem& p, std::size_t state_word, std::size_t ring_column,
