@@ -1,27 +1,35 @@
 """Would a Hessian-vector product built on saved weights be accurate enough? The first order's state
 keeps each cell's three softmin weights quantised as CellState<float>::encode does (two unorm16, the
-third the remainder of 65535); the second order's float32 state (FloatWeights) keeps all three as
-float32 ("float32"; "float32 two": diag and up alone, left derived), computed as the float32 forward does (the difference to the smallest predecessor rounded to
-float32, base-2 exponent, float32 sum and reciprocal). This runs the second-order sweeps of
-reference/src/second_order.cpp (Rdot forward, E and Edot back, Mensch & Blondel 2018) with the exact
-float64 weights and with each of those, on the same float64 cost, and prints the relative L2 error
-of E and of H Z, and H Z's largest error over its largest entry (the kernel test's measure). CPU,
-numpy, small sizes. Run: python3 hvp_quantised.py [N ...]"""
+third the remainder of 65535); the second order's float32 state keeps them as float32 ("float32",
+all three; "float32 two", diag and up alone, left derived), computed as the float32 forward does
+(the difference to the smallest predecessor rounded to float32, base-2 exponent, float32 sum and
+reciprocal). This runs the second-order sweeps of reference/src/second_order.cpp (Rdot forward, E
+and Edot back, Mensch & Blondel 2018) with the exact float64 weights and with each of those, on the
+same float64 cost, and prints the relative L2 error of E and of H Z, and H Z's largest error over
+its largest entry (the kernel test's measure). CPU, numpy, small sizes. Run: python3
+hvp_quantised.py [N ...]"""
 import sys
 
 import numpy as np
 
 
-def weights_of(R, gamma):
-    """Exact softmin weights of the predecessors (diag, up, left) of every cell (1-based R)."""
+def weights_of(R, gamma, float32=False):
+    """Softmin weights of the predecessors (diag, up, left) of every cell (1-based R): exact, or as the
+    float32 forward computes them (exp2 of the float32 difference times a float32 scale, normalised
+    by a float32 reciprocal of the float32 sum)."""
     N, M = R.shape[0] - 1, R.shape[1] - 1
     W = np.zeros((N + 1, M + 1, 3))
+    scale = np.float32(-1.4426950408889634 / gamma)
     for i in range(1, N + 1):
         for j in range(1, M + 1):
             p = np.array([R[i - 1, j - 1], R[i - 1, j], R[i, j - 1]])
             m = p.min()
-            e = np.exp(-(p - m) / gamma)
-            W[i, j] = e / e.sum()
+            if float32:
+                e = np.exp2((p - m).astype(np.float32) * scale).astype(np.float32)
+                W[i, j] = e * (np.float32(1) / e.sum(dtype=np.float32))
+            else:
+                e = np.exp(-(p - m) / gamma)
+                W[i, j] = e / e.sum()
     return W
 
 
@@ -34,21 +42,6 @@ def quantised(W):
     qu = np.where(over, 65535.0 - qd, qu)
     Q[..., 0], Q[..., 1], Q[..., 2] = qd / 65535.0, qu / 65535.0, (65535.0 - qd - qu) / 65535.0
     return Q
-
-
-def float32_weights(R, gamma):
-    """FloatWeights as the float32 forward computes them: exp2 of the float32 difference times a float32
-    scale, normalised by a float32 reciprocal of the float32 sum."""
-    N, M = R.shape[0] - 1, R.shape[1] - 1
-    W = np.zeros((N + 1, M + 1, 3))
-    scale = np.float32(-1.4426950408889634 / gamma)
-    for i in range(1, N + 1):
-        for j in range(1, M + 1):
-            p = np.array([R[i - 1, j - 1], R[i - 1, j], R[i, j - 1]])
-            m = p.min()
-            e = np.exp2((p - m).astype(np.float32) * scale).astype(np.float32)
-            W[i, j] = (e * (np.float32(1) / e.sum(dtype=np.float32))).astype(np.float64)
-    return W
 
 
 def float32_two_weights(W32):
@@ -111,11 +104,11 @@ def main():
         Z = rng.normal(size=D.shape)
         for gamma in (10.0, 1.0, 0.1, 0.05, 0.01):
             R = soft_dtw_R(D, gamma)
-            E, Edot = sweeps(weights_of(R, gamma), Z, gamma)
+            W, W32 = weights_of(R, gamma), weights_of(R, gamma, float32=True)
+            E, Edot = sweeps(W, Z, gamma)
             # Where the weights are near 0 or 1 (small gamma) H Z itself vanishes: its size says whether
             # the relative error means anything.
-            W32 = float32_weights(R, gamma)
-            for name, W in (("unorm16", quantised(weights_of(R, gamma))), ("float32", W32),
+            for name, W in (("unorm16", quantised(W)), ("float32", W32),
                             ("float32 two", float32_two_weights(W32))):
                 Eq, Edotq = sweeps(W, Z, gamma)
                 worst = np.abs(Edotq - Edot).max() / np.abs(Edot).max()
