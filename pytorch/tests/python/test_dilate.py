@@ -1,6 +1,6 @@
 """sdtw_torch.dilate against a direct float64 implementation of its definition (the numpy
 reference's soft-DTW and E, reference.py), value and gradient; its checks; and examples/dilate.py,
-which must train (the evaluation loss decreases) in a few CPU steps."""
+which must train (the evaluation loss decreases) in a few steps on the CPU and, where there is one, the GPU."""
 import os
 import re
 import subprocess
@@ -13,6 +13,7 @@ import torch
 
 import reference
 import sdtw_torch
+from conftest import requires_cuda
 
 F64 = torch.float64
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "dilate.py"
@@ -121,9 +122,10 @@ def test_dilate_omega_names_bad_lengths(lengths, error, message):
         sdtw_torch.dilate_omega(3, 2, lengths=lengths)
 
 
-def test_example_trains_on_the_cpu(tmp_path):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_example_trains(device, tmp_path):
     # From a scratch directory: never the checkout's root on sys.path.
-    run = subprocess.run([sys.executable, str(EXAMPLE), "--device", "cpu", "--steps", "60"], cwd=tmp_path,
+    run = subprocess.run([sys.executable, str(EXAMPLE), "--device", device, "--steps", "60"], cwd=tmp_path,
                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     found = re.search(r"eval_loss start=([0-9.e+-]+) end=([0-9.e+-]+)", run.stdout)
