@@ -1,6 +1,8 @@
 // The checkpointed mode against the full-state kernels (values and E bit for bit, the fused
 // gradient to rounding) and against the float64 reference, at shapes whose bands of rows cut the
 // pairs in many places; its CUDA-graph capture; its workspace and its argument errors.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "harness.hpp"
@@ -83,9 +85,13 @@ TEST_P(Checkpoint, CostModeDouble) {
   SDTW_REQUIRE_GPU();
   check_cost_mode<double>(GetParam(), 1e-12, 1e-10);
 }
+// The full state's grad_y sums a column's n rows in float, the bands' shares meet in float64: their
+// rounding differs by about sqrt(n) float ulps (up to 2e-6 at n = 1000 on fresh seeds, H100).
+double float_grad_y_tol(int64_t n) { return std::max(1e-6, 4 * std::sqrt(static_cast<double>(n)) * 0x1p-24); }
+
 TEST_P(Checkpoint, FusedFloat) {
   SDTW_REQUIRE_GPU();
-  check_fused_mode<float>(GetParam(), 1e-6, 1e-5, 1e-4);
+  check_fused_mode<float>(GetParam(), float_grad_y_tol(GetParam().c.n), 1e-5, 1e-4);
 }
 TEST_P(Checkpoint, FusedDouble) {
   SDTW_REQUIRE_GPU();
