@@ -186,8 +186,8 @@ def test_alignment_backward_names_a_mismatched_G():
 
 skip_without_cuda = requires_cuda[1]
 
-# (D shape, lengths, bandwidth): N != M, N = 1, M = 1, odd sizes, diagonals longer than a block of
-# 256 threads, a band, lengths (also with a band) and a pair of length one.
+# (D shape, lengths, bandwidth): N != M, N = 1, M = 1, odd sizes, pairs of many 32-row strips (with
+# rows not a multiple of 32), a band, lengths (also with a band) and a pair of length one.
 CUDA_COST_CASES = [
     ((3, 7, 5), None, -1),
     ((2, 1, 6), None, -1),

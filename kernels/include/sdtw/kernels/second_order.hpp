@@ -8,7 +8,7 @@
 // softmin weights, in float64 for a float64 cost and in float32 for a float32 one; a forward sweep
 // takes the directional derivative R_dot of R over them and a backward sweep E and E_dot, both in
 // float64 (kernels/src/hessian_product.cuh). The workspace holds the weights and R_dot, 24 bytes a
-// cell.
+// cell of the rows padded to 32, and the strips' ring: alignment_backward_workspace_bytes says how much.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
