@@ -131,10 +131,6 @@ TEST_P(AlignmentBackward, Float64MatchesReference) {
 // product's error is then theirs, 2^-24 relative a weight entering through weight differences over
 // gamma, so it is bounded against the direction's scale |G| / gamma, not against H G, which can be
 // far smaller (lab/python/hvp_quantised.py: 7e-4 of H G where |H G| / |G| is 3e-4).
-// The weights' rounding is carried along the recurrences, so the error grows with the path's length:
-// up to 6e-6 at N 400, M 9 on fresh seeds and 3.2e-5 at N = M = 1024 (H100), a quarter of this.
-double float32_weights_tol(const Case& c) { return std::max(1e-5, static_cast<double>(c.n + c.m) * 0x1p-24); }
-
 TEST_P(AlignmentBackward, Float32CostWithinFloat32Weights) {
   SDTW_REQUIRE_GPU();
   const Case& c = GetParam();
@@ -145,7 +141,9 @@ TEST_P(AlignmentBackward, Float32CostWithinFloat32Weights) {
   const std::vector<double> want = reference_E_dot(c, in, to_double(D), G);
   const std::vector<double> got = run_alignment_backward<float>(c, in, D, G);
   const double error = scaled_error(got, want, direction_scale(c, in, G));
-  EXPECT_LE(error, float32_weights_tol(c)) << c;
+  // The rounding grows with the paths' length (3.2e-5 at N = M = 1024 on an H100, docs/DESIGN.md
+  // §4.9); these shapes have stayed within 1e-5 (worst seen 6e-6, N 400, M 9, fresh seeds).
+  EXPECT_LE(error, 1e-5) << c;
   std::printf("[ float32  ] %s: scaled error %.3g\n", ::testing::PrintToString(c).c_str(), error);
   expect_zero_padding(c, in, got);
 }
