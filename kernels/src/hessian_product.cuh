@@ -7,8 +7,9 @@
 // A is E_dot plus E times the mean of the predecessors' R_dot over gamma: substituted into the
 // reference's E_dot recursion, its per-successor term becomes one more backward recurrence on the
 // same weights, so neither sweep needs R, exp or log. Both run in float64 whatever the weights'
-// type. A predecessor off the band or unreachable has weight exactly 0, so whatever R_dot such a
-// cell holds never reaches a live one.
+// type. A predecessor off the band or unreachable has weight exactly 0, so whatever finite R_dot
+// such a cell holds never reaches a live one (its G, summed along the row, overflows only where
+// |G| is near the largest double over m).
 // Each 8 steps' inputs (weights, G, R_dot) are loaded while the 8 before them run (across chunks
 // too), so no load sits on the chain; R_dot lives in the workspace in the state's layout, so the backward reads it as
 // one coalesced row a step.
