@@ -30,7 +30,7 @@ Problem first_order(const SecondOrderProblem& p) {
 
 // The first order's checks (shape, lengths and band), then the second order's own: gamma, whose
 // reciprocal the sweeps multiply by (a subnormal gamma would make it infinite and 0 * inf NaN), and
-// the workspace's size over rows padded to whole strips, with the ring's four words a column.
+// the workspace's size over rows padded to whole strips, with the ring's words.
 void validate(const SecondOrderProblem& p) {
   constexpr double kMinGamma = std::numeric_limits<double>::min();
   if (!(p.gamma >= kMinGamma) || !std::isfinite(p.gamma))
@@ -45,7 +45,7 @@ void validate(const SecondOrderProblem& p) {
          ", m = ", p.m, ")");
 }
 
-// The forward's layout with a ring wide enough for the backward sweep's four words a column, then
+// The forward's layout with a ring wide enough for the backward sweep's two words a column, then
 // R_dot in the state's layout, the pairs' values and their direction flags.
 struct HessianLayout {
   WorkspaceLayout strips;
