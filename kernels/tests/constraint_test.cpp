@@ -133,7 +133,7 @@ void check_constrained_hessian_product() {
     if constexpr (std::is_same_v<In, double>) {
       EXPECT_LE(worst / scale, 1e-12) << c;
     } else {
-      EXPECT_LE(worst / std::max(scale, direction), float32_weights_tol(c)) << c;
+      EXPECT_LE(worst / std::max(scale, direction), kFloat32WeightsTol) << c;
     }
   }
 }

@@ -142,7 +142,7 @@ TEST_P(AlignmentBackward, Float32CostWithinFloat32Weights) {
   const std::vector<double> want = reference_E_dot(c, in, to_double(D), G);
   const std::vector<double> got = run_alignment_backward<float>(c, in, D, G);
   const double error = scaled_error(got, want, direction_scale(c, in, G));
-  EXPECT_LE(error, float32_weights_tol(c)) << c;
+  EXPECT_LE(error, kFloat32WeightsTol) << c;
   std::printf("[ float32  ] %s: scaled error %.3g\n", ::testing::PrintToString(c).c_str(), error);
   expect_zero_padding(c, in, got);
 }
