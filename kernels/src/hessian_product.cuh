@@ -7,8 +7,9 @@
 // A is E_dot plus E times the mean of the predecessors' R_dot over gamma: substituted into the
 // reference's E_dot recursion, its per-successor term becomes one more backward recurrence on the
 // same weights, so neither sweep needs R, exp or log. Both run in float64 whatever the weights'
-// type. A predecessor off the band or unreachable has weight exactly 0, so whatever R_dot such a
-// cell holds never reaches a live one.
+// type. A predecessor off the band or unreachable has weight exactly 0, so whatever finite R_dot
+// such a cell holds never reaches a live one (its G, summed along the row, overflows only where
+// |G| is near the largest double over m).
 // Each 8 steps' inputs (weights, G, R_dot) are loaded while the 8 before them run (across chunks
 // too), so no load sits on the chain; R_dot lives in the workspace in the state's layout, so the backward reads it as
 // one coalesced row a step.
@@ -25,11 +26,11 @@ struct HessianProductArgs {
   const double* G;                             // batch x n x m
   double* r_dot;                               // R_dot, in the state's layout
   double* E_dot;                               // batch x n x m
-  uint64_t* ring;                              // the forward sweep's sealed R_dot (one word a column), the backward's four
+  uint64_t* ring;                              // the forward sweep's sealed R_dot (one word a column), the backward's two
   int* bad_direction;                          // batch: set where G has a non-finite entry inside the lengths
 };
 
-constexpr int kBackwardBorderWords = 4;  // E w_up, E w_diag, A w_up, A w_diag
+constexpr int kBackwardBorderWords = 2;  // E and A of the strip's top row
 constexpr int kPieces = kWarp / kBorderPiece;
 
 template <typename State>
@@ -60,12 +61,14 @@ __device__ inline int64_t row_offset(const Schedule& s, int64_t b, int i, int ro
 
 __device__ inline int clamp_column(int j, int cols) { return max(0, min(j, cols - 1)); }
 
-// One piece's inputs: the cells' words (State::empty() off the grid), G and (backward) R_dot.
-template <typename State, bool kRDot>
+// One piece's inputs: the cells' words (State::empty() off the grid), G and, backward, R_dot and the
+// words of the cells below (the weights that carry E and A up).
+template <typename State, bool kBackward>
 struct Piece {
   typename State::Word word[kBorderPiece];
   double g[kBorderPiece];
-  double r_dot[kRDot ? kBorderPiece : 1];
+  double r_dot[kBackward ? kBorderPiece : 1];
+  typename State::Word below[kBackward ? kBorderPiece : 1];
 };
 
 // R_dot strip by strip, top-down, lane l on row row0 + l at column t - l, as forward_kernel. The
@@ -176,7 +179,11 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
 
     double e_right = 0.0, a_right = 0.0;          // E(i, j+1) w_left(i, j+1), and A's
     double e_diag_prev = 0.0, a_diag_prev = 0.0;  // E(i+1, j+1) w_diag(i+1, j+1), and A's
-    double e_up_out = 0.0, e_diag_out = 0.0, a_up_out = 0.0, a_diag_out = 0.0;
+    double e_out = 0.0, a_out = 0.0;              // E and A of the lane's previous cell, for the lane above
+    // The word of the cell below (i+1, j), at the forward's warp step of (i, j) plus one in lane + 1,
+    // or for lane 31 in lane 0 of the strip below: an offset to which step * kWarp is added.
+    const int64_t below_first_word =
+        lane < kWarp - 1 ? first_word + kWarp + 1 : state_index(b * s.strips + strip.k + 1, s.m, 0, 0) - (kWarp - 1) * kWarp;
     // Step s of chunk t0 is column cols + 30 - t0 - s - lane, and the forward's warp step cols + 30 - t0 - s.
     const auto in_grid_of = [&](int t0) {
       return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
@@ -190,6 +197,7 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
         const bool active = (in_grid >> step) & 1u;
         p.word[q] = active ? st[word] : State::empty();
         p.r_dot[q] = active ? r_dot_in[word] : 0.0;
+        p.below[q] = active && i + 1 < rows ? a.state[below_first_word + word] : State::empty();
         p.g[q] = __ldg(g_row + clamp_column(cols + kWarp - 2 - t0 - step - lane, cols));
       }
     };
@@ -197,20 +205,17 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
     load(0, 0, now);
     await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
-      double border_e_up = 0.0, border_e_diag = 0.0, border_a_up = 0.0, border_a_diag = 0.0;
+      double border_e = 0.0, border_a = 0.0;
       const int jb = cols - 1 - t0 - lane;
       const bool reads_border = fed_from_below && jb >= 0;
       uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
       uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
       const auto take_border = [&] {
         const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
-        const uint64_t w2 = ring_load(border_word + 2), w3 = ring_load(border_word + 3);
-        const bool in = w0 != 0 && w1 != 0 && w2 != 0 && w3 != 0;
+        const bool in = w0 != 0 && w1 != 0;
         if (in) {
-          border_e_up = unseal(w0);
-          border_e_diag = unseal(w1);
-          border_a_up = unseal(w2);
-          border_a_diag = unseal(w3);
+          border_e = unseal(w0);
+          border_a = unseal(w1);
         }
         return in;
       };
@@ -223,20 +228,17 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
 #pragma unroll
         for (int q = 0; q < kBorderPiece; ++q) {
           const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
-          double e_up_below = __shfl_down_sync(kFullMask, e_up_out, 1);      // E(i+1, j) w_up(i+1, j)
-          double e_diag_below = __shfl_down_sync(kFullMask, e_diag_out, 1);  // E(i+1, j) w_diag(i+1, j)
-          double a_up_below = __shfl_down_sync(kFullMask, a_up_out, 1);
-          double a_diag_below = __shfl_down_sync(kFullMask, a_diag_out, 1);
+          double e_below = __shfl_down_sync(kFullMask, e_out, 1);  // E(i+1, j)
+          double a_below = __shfl_down_sync(kFullMask, a_out, 1);
           // Every lane shuffles (a full-mask shuffle is illegal in a diverged warp); the last lane keeps it.
-          const double border_e_up_j = __shfl_sync(kFullMask, border_e_up, step);
-          const double border_e_diag_j = __shfl_sync(kFullMask, border_e_diag, step);
-          const double border_a_up_j = __shfl_sync(kFullMask, border_a_up, step);
-          const double border_a_diag_j = __shfl_sync(kFullMask, border_a_diag, step);
+          const double border_e_j = __shfl_sync(kFullMask, border_e, step);
+          const double border_a_j = __shfl_sync(kFullMask, border_a, step);
           const bool last_lane = lane == kWarp - 1;
-          e_up_below = last_lane ? border_e_up_j : e_up_below;
-          e_diag_below = last_lane ? border_e_diag_j : e_diag_below;
-          a_up_below = last_lane ? border_a_up_j : a_up_below;
-          a_diag_below = last_lane ? border_a_diag_j : a_diag_below;
+          e_below = last_lane ? border_e_j : e_below;
+          a_below = last_lane ? border_a_j : a_below;
+          const Weights<State> w_below(now.below[q]);  // 0 where (i+1, j) is off the grid or the band
+          const double e_up_below = e_below * w_below.up, e_diag_below = e_below * w_below.diag;
+          const double a_up_below = a_below * w_below.up, a_diag_below = a_below * w_below.diag;
           const bool active = (in_grid >> step) & 1u;
           const bool last_cell = (i == rows - 1) & (j == cols - 1);
           const Weights<State> w(now.word[q]);
@@ -246,21 +248,16 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
           const double a_cell = active ? a_sum : 0.0;
           const double e_dot = a_cell - e * (r_dot - g) * inv_gamma;
           if (active) E_dot_row[j] = undefined ? static_cast<double>(NAN) : e_dot;
-          const double n_e_up = e * w.up, n_e_diag = e * w.diag, n_a_up = a_cell * w.up, n_a_diag = a_cell * w.diag;
           uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
           const bool hands_up = writes_ring & active;
-          ring_store(word, seal(n_e_up), hands_up);
-          ring_store(word + 1, seal(n_e_diag), hands_up);
-          ring_store(word + 2, seal(n_a_up), hands_up);
-          ring_store(word + 3, seal(n_a_diag), hands_up);
+          ring_store(word, seal(e), hands_up);
+          ring_store(word + 1, seal(a_cell), hands_up);
           e_right = e * w.left;
           a_right = a_cell * w.left;
           e_diag_prev = e_diag_below;
           a_diag_prev = a_diag_below;
-          e_up_out = n_e_up;
-          e_diag_out = n_e_diag;
-          a_up_out = n_a_up;
-          a_diag_out = n_a_diag;
+          e_out = e;
+          a_out = a_cell;
         }
         now = next;
       }

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "errors.hpp"
@@ -19,7 +20,7 @@ using detail::WorkspaceLayout;
 // region sized for the larger) and its R_dot.
 constexpr std::size_t kStateBytes = sizeof(detail::DoublePair);
 constexpr std::size_t kCellBytes = kStateBytes + sizeof(double);
-constexpr double kMaxWorkspaceBytes = 0x1p62;  // the byte count then fits in size_t
+constexpr double kMaxWorkspaceBytes = 0x1p62;  // the layout's byte count then fits in size_t
 
 Problem first_order(const SecondOrderProblem& p) {
   Problem first{p.batch, p.n, p.m, 1, p.gamma, p.bandwidth, p.x_len, p.y_len};
@@ -27,18 +28,24 @@ Problem first_order(const SecondOrderProblem& p) {
   return first;
 }
 
-// The first order's checks (shape, lengths and band), then the second order's own: gamma > 0 and
-// the workspace's size.
+// The first order's checks (shape, lengths and band), then the second order's own: gamma, whose
+// reciprocal the sweeps multiply by (a subnormal gamma would make it infinite and 0 * inf NaN), and
+// the workspace's size over rows padded to whole strips, with the ring's words.
 void validate(const SecondOrderProblem& p) {
-  if (!(p.gamma > 0.0) || !std::isfinite(p.gamma)) fail("gamma must be finite and > 0 (got ", p.gamma, ")");
+  constexpr double kMinGamma = std::numeric_limits<double>::min();
+  if (!(p.gamma >= kMinGamma) || !std::isfinite(p.gamma))
+    fail("gamma must be finite and >= ", kMinGamma, " (the smallest normal double; got ", p.gamma, ")");
   detail::validate(first_order(p));
-  const double bytes = static_cast<double>(p.batch) * static_cast<double>(p.n) * static_cast<double>(p.m) * kCellBytes;
+  const double strips = std::ceil(static_cast<double>(p.n) / detail::kWarp);
+  const double column_bytes = strips * (detail::kWarp * kCellBytes + detail::kBackwardBorderWords * sizeof(uint64_t));
+  const double bytes = static_cast<double>(p.batch) * static_cast<double>(p.m) * column_bytes;
   if (bytes > kMaxWorkspaceBytes)
-    fail("batch * n * m is too large for a workspace: at ", kCellBytes, " bytes a cell it must total <= 2^62 bytes (got ",
-         bytes, " bytes for B = ", p.batch, ", n = ", p.n, ", m = ", p.m, ")");
+    fail("batch * n * m is too large for a workspace: at ", kCellBytes, " bytes a cell of rows padded to ", detail::kWarp,
+         " and the strips' ring it must total <= 2^62 bytes (got ", bytes, " bytes for B = ", p.batch, ", n = ", p.n,
+         ", m = ", p.m, ")");
 }
 
-// The forward's layout with a ring wide enough for the backward sweep's four words a column, then
+// The forward's layout with a ring wide enough for the backward sweep's two words a column, then
 // R_dot in the state's layout, the pairs' values and their direction flags.
 struct HessianLayout {
   WorkspaceLayout strips;

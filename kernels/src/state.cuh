@@ -84,11 +84,11 @@ struct alignas(8) FloatPair {
 // what is left of them, exactly 0 where the sign bit of up says so (an unreachable left
 // predecessor). The Hessian-vector product's sweeps multiply the weights into directional
 // derivatives, where unorm16 gives 1e-5 to 5e-4 relative error; this gives what three floats give
-// (lab/kernels-log.md), at half their bytes. The sweeps take the left weight in float64 (Weights).
+// (lab/kernels-log.md), at half their bytes. Only the sweeps read it, through Weights (hessian_product.cuh),
+// which takes the left weight in float64.
 struct FloatWeights {
   using Word = FloatPair;
   using Compute = float;
-  static constexpr bool kEveryWordFinite = false;
 
   __device__ static Word encode(float ediag, float eup, float eleft, float inv_sum) {
     const float up = eup * inv_sum;
@@ -96,12 +96,6 @@ struct FloatWeights {
   }
   __device__ static Word empty() { return {0.0f, -0.0f}; }
   __device__ static Word poison() { return {NAN, NAN}; }
-  __device__ static bool is_poison(Word w) { return isnan(w.diag); }
-  __device__ static void decode(Word w, float& wdiag, float& wup, float& wleft) {
-    wdiag = w.diag;
-    wup = fabsf(w.up);
-    wleft = signbit(w.up) ? 0.0f : fmaxf(0.0f, 1.0f - wdiag - wup);
-  }
   __device__ static Word hold(float v) { return {v, 0.0f}; }
   __device__ static float held(Word w) { return w.diag; }
 };

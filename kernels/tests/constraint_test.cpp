@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "harness.hpp"
 #include "sdtw/kernels/second_order.hpp"
@@ -88,16 +89,19 @@ TEST_P(Constrained, ValuesOnlyEqualsTheForward) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Constrained, ::testing::ValuesIn(kCases));
 
-// The Hessian-vector product under a constraint against the reference's on the masked cost.
-TEST(Constrained, HessianProductIsTheReferencesOnMaskedCosts) {
-  SDTW_REQUIRE_GPU();
+// The Hessian-vector product under a constraint against the reference's on the masked cost, for a
+// float64 cost (float64 weights: 1e-12 of the largest entry) and a float32 one (float32 weights:
+// second_order_test.cpp's bound, of the larger of the largest entry and max |G| / gamma).
+template <typename In>
+void check_constrained_hessian_product() {
   for (const Case& c : {Case{3, 40, 29, 3, 0.5, -1, true, sakoe_chiba(2)}, Case{2, 50, 64, 2, 1.0, -1, true, itakura(2.0)}}) {
     auto rng = seeded_rng("constrained hessian product");
     const Inputs in = draw_inputs(rng, c);
-    const std::vector<double> D = cost_tensor<double>(c, in), G = normal<double>(rng, c.batch * c.n * c.m);
+    const std::vector<In> D = cost_tensor<In>(c, in);
+    const std::vector<double> G = normal<double>(rng, c.batch * c.n * c.m);
     const std::vector<double> want =
-        reference::soft_dtw_hessian_product_cost_batch(masked_cost(c, in, D).data(), G.data(), shape_of(c, in),
-                                                       options_of(c))
+        reference::soft_dtw_hessian_product_cost_batch(masked_cost(c, in, to_double(D)).data(), G.data(),
+                                                       shape_of(c, in), options_of(c))
             .E_dot;
     SecondOrderProblem problem{c.batch, c.n, c.m, c.gamma, -1, nullptr, nullptr};
     problem.constraint = c.constraint;
@@ -106,16 +110,17 @@ TEST(Constrained, HessianProductIsTheReferencesOnMaskedCosts) {
     y_len.upload(std::vector<int64_t>(in.y_len.begin(), in.y_len.end()));
     problem.x_len = x_len.get();
     problem.y_len = y_len.get();
-    DeviceBuffer<double> Dd(D.size()), Gd(G.size()), E_dot(G.size());
+    DeviceBuffer<In> Dd(D.size());
+    DeviceBuffer<double> Gd(G.size()), E_dot(G.size());
     DeviceBuffer<char> workspace(alignment_backward_workspace_bytes(problem));
     Dd.upload(D);
     Gd.upload(G);
     E_dot.poison();
-    alignment_backward<double>(problem, Dd.get(), Gd.get(), E_dot.get(), workspace.get(), nullptr);
+    alignment_backward<In>(problem, Dd.get(), Gd.get(), E_dot.get(), workspace.get(), nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     // Padding is 0 in the kernel's output and whatever the reference leaves there: compare inside.
     const auto got = E_dot.download();
-    double worst = 0, scale = 0;
+    double worst = 0, scale = 0, direction = 0;
     for (int64_t b = 0; b < c.batch; ++b)
       for (long i = 0; i < in.x_len[b]; ++i)
         for (long j = 0; j < in.y_len[b]; ++j) {
@@ -123,9 +128,24 @@ TEST(Constrained, HessianProductIsTheReferencesOnMaskedCosts) {
           ASSERT_TRUE(std::isfinite(got[k])) << c << " at " << k;
           worst = std::max(worst, std::abs(got[k] - want[k]));
           scale = std::max(scale, std::abs(want[k]));
+          direction = std::max(direction, std::abs(G[k]) / c.gamma);
         }
-    EXPECT_LE(worst / scale, 1e-12) << c;
+    if constexpr (std::is_same_v<In, double>) {
+      EXPECT_LE(worst / scale, 1e-12) << c;
+    } else {
+      EXPECT_LE(worst / std::max(scale, direction), kFloat32WeightsTol) << c;
+    }
   }
+}
+
+TEST(Constrained, HessianProductIsTheReferencesOnMaskedCosts) {
+  SDTW_REQUIRE_GPU();
+  check_constrained_hessian_product<double>();
+}
+
+TEST(Constrained, HessianProductOfAFloatCostIsWithinItsWeights) {
+  SDTW_REQUIRE_GPU();
+  check_constrained_hessian_product<float>();
 }
 
 // Without per-pair lengths the host knows the shape: no path is an error naming the constraint.
