@@ -23,14 +23,15 @@ import torch
 
 import sdtw_results
 import sdtw_torch
-from step_report import REFERENCE_API, STEPS, WARMUP, markdown
+from step_report import REFERENCE_API, SECOND_ORDER_API, STEPS, WARMUP, markdown
 
 POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
 COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
+SECOND_ORDER_POINTS = ((32, 512, 64),)
 # Where each byte live at the step's peak was allocated (C++ frames of the allocation), first match wins.
 PEAK_PARTS = (
     ("xy", ("sqeuclidean_backward_cuda", "sqeuclidean_cost_backward_cuda", "_to_copy", "mse_loss_backward")),
-    ("alignment", ("cost_backward_cuda",)),
+    ("alignment", ("alignment_backward_cuda", "cost_backward_cuda")),
     ("cost", ("sqeuclidean_cost_cuda",)),
     ("state", ("sqeuclidean_forward_cuda", "cost_forward_cuda")),
 )
@@ -65,6 +66,17 @@ def make_step(loss_fn, precision):
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = loss_fn(x, y).sum()
         loss.backward()
+        return loss
+    return step
+
+
+def make_double_backward_step(loss_fn, v):
+    """The loss's gradient in x with create_graph=True, then <gradient, v>.backward() on leaves x, y:
+    one Hessian-vector product through the loss (the double backward), the gradient penalty's step."""
+    def step(x, y):
+        loss = loss_fn(x, y).sum()
+        (gx,) = torch.autograd.grad(loss, x, create_graph=True)
+        (gx * v).sum().backward()
         return loss
     return step
 
@@ -216,8 +228,13 @@ def run_point(args, b, n, d, api, mode, precision):
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()  # the absolute peak counts from the point's start
     x0, y0 = sdtw_results.make_inputs(row["seed"], b, n, n, d, dtype=dtype, device="cuda")
-    loss_fn = loss_function(api, mode, GAMMA)
-    step = make_step(loss_fn, precision)
+    if api == SECOND_ORDER_API:
+        loss_fn = loss_function("module", mode, GAMMA)
+        v = sdtw_results.make_inputs(row["seed"] ^ 1, b, n, 1, d, device="cuda")[0]
+        step = make_double_backward_step(loss_fn, v)
+    else:
+        loss_fn = loss_function(api, mode, GAMMA)
+        step = make_step(loss_fn, precision)
     cells = b * n * n
     try:
         eager = eager_times(step, x0, y0, args.warmup, args.steps)
@@ -235,7 +252,7 @@ def run_point(args, b, n, d, api, mode, precision):
                                   if api != REFERENCE_API else 0.0),
         )
         row["eager_over_graph"] = row["time_ms_median"] / graph_ms
-        if (b, n, d) in args.compile_points and precision == "float32":
+        if (b, n, d) in args.compile_points and precision == "float32" and api != SECOND_ORDER_API:
             times, skips = compile_times(loss_fn, precision, x0, y0, args.warmup, args.steps)
             row.update(compile_ms=sdtw_results.nearest_rank(times, 0.5), compile_skips=skips)
             row["compile_over_graph"] = row["compile_ms"] / graph_ms
@@ -259,6 +276,9 @@ def main(argv=None):
     parser.add_argument("--out", required=True, type=Path, help="folder for step.csv and step.md")
     parser.add_argument("--points", default=None, help="B,N,D;B,N,D;... (default: the issue's six points)")
     parser.add_argument("--compile-points", default=None, help="points that also run torch.compile (B,N,D;...)")
+    parser.add_argument("--second-order-points", default=None,
+                        help="points that also time the double-backward step, fused and unfused (B,N,D;...; "
+                             "default: 32,512,64 without --points, none with it)")
     parser.add_argument("--no-compile", action="store_true",
                         help="no torch.compile at any point (its first compilation takes a minute)")
     parser.add_argument("--apis", default="module,functional")
@@ -271,6 +291,10 @@ def main(argv=None):
     parse = lambda s: tuple(tuple(int(v) for v in p.split(",")) for p in s.split(";") if p)  # noqa: E731
     points = parse(args.points) if args.points else POINTS
     args.compile_points = parse(args.compile_points) if args.compile_points else COMPILE_POINTS
+    if args.second_order_points is not None:
+        second_order_points = parse(args.second_order_points)
+    else:  # given points replace the default grid, its second-order point included
+        second_order_points = () if args.points else SECOND_ORDER_POINTS
     if args.no_compile:
         if args.compile_points is not COMPILE_POINTS:
             parser.error("--no-compile: --compile-points names points to compile; give one or the other")
@@ -289,6 +313,9 @@ def main(argv=None):
                         record(writer, rows, run_point(args, b, n, d, api, mode, precision))
             if (b, n, d) in args.compile_points:
                 record(writer, rows, run_point(args, b, n, d, REFERENCE_API, "fused", "float32"))
+        for b, n, d in second_order_points:
+            for mode in args.modes.split(","):
+                record(writer, rows, run_point(args, b, n, d, SECOND_ORDER_API, mode, "float32"))
     return 0
 
 

@@ -225,6 +225,32 @@ def test_step_report_verdicts_name_each_broken_bound():
     assert report.verdicts(over) == "B/cell > 4.5"
 
 
+def test_step_report_states_double_backward_rows_without_first_order_bounds():
+    report = _report()
+    row = _row(api=report.SECOND_ORDER_API, N=512, launches=12, bytes_per_cell=40, eager_over_graph=2)
+    assert report.verdicts(row) == "stated, no bound (second order)"
+    assert report.verdicts(dict(row, disposition="error")) == "error"
+    text = report.markdown([_row(), row], META)
+    assert "| module-double-backward |" in text and "create_graph=True" in text
+
+
+def test_double_backward_step_is_a_hessian_vector_product():
+    """step.py's second-order step leaves in x.grad the product of the loss's Hessian in x with v (the
+    same as autograd's double backward written out), on the CPU."""
+    step = _bench("step")
+    torch.manual_seed(0)
+    x0, y0, v = torch.randn(2, 7, 3, dtype=torch.float64), torch.randn(2, 5, 3, dtype=torch.float64), \
+        torch.randn(2, 7, 3, dtype=torch.float64)
+    loss_fn = lambda x, y: sdtw_torch.soft_dtw(x, y, gamma=0.7, fused=False)  # noqa: E731
+    x, y = step.leaves(x0, y0)
+    step.make_double_backward_step(loss_fn, v)(x, y)
+    flat = lambda z: torch.autograd.grad(loss_fn(z, y0).sum(), z, create_graph=True)[0]  # noqa: E731
+    hessian = torch.autograd.functional.jacobian(flat, x0.clone())
+    expected = (hessian * v[..., None, None, None]).sum((0, 1, 2))
+    assert torch.allclose(x.grad, expected, rtol=1e-9, atol=1e-12)
+    assert y.grad is not None and torch.isfinite(y.grad).all()
+
+
 def test_step_report_accounts_for_the_traced_bytes():
     report = _report()
     state, cost, alignment, other, rounding, over_model = report.account(_row(state_bytes_per_cell="4.4"))
@@ -336,3 +362,18 @@ def test_no_compile_runs_no_point_through_torch_compile(monkeypatch, tmp_path):
     assert [p[3] for _, p in seen] == ["module", "torch-mse"]  # the default compiles this point
     with pytest.raises(SystemExit):
         step.main(["--out", str(tmp_path), "--no-compile", "--compile-points", "16,128,64"])
+
+
+def test_default_grid_times_the_double_backward_step_at_its_point(monkeypatch, tmp_path):
+    step = _bench("step")
+    seen = []
+    monkeypatch.setattr(step.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(step.sdtw_results, "collect", lambda *a, **k: {})
+    monkeypatch.setattr(step, "run_point", lambda args, *point: seen.append(point))
+    monkeypatch.setattr(step, "record", lambda *a: None)
+    assert step.main(["--out", str(tmp_path), "--no-compile"]) == 0
+    second = [p for p in seen if p[3] == step.SECOND_ORDER_API]
+    assert second == [(32, 512, 64, step.SECOND_ORDER_API, mode, "float32") for mode in ("fused", "unfused")]
+    seen.clear()
+    step.main(["--out", str(tmp_path), "--no-compile", "--points", "16,128,64", "--second-order-points", "8,64,2"])
+    assert [p for p in seen if p[3] == step.SECOND_ORDER_API][0][:3] == (8, 64, 2)
