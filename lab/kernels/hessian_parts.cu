@@ -2,7 +2,7 @@
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
 // product with the float64 weights' one on the same float32 cost over gamma. Usage: hessian_parts B
-// N [accuracy]. Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17
+// N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on no other strip). Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17
 // -arch=sm_90 --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
 #include <algorithm>
 #include <cmath>
@@ -40,19 +40,19 @@ float median_ms(F&& f) {
 }
 
 template <typename T, typename State>
-void run(int64_t B, int64_t N, const char* name) {
-  Problem p{B, N, N, 1, 1.0};
+void run(int64_t B, int64_t N, int64_t M, const char* name) {
+  Problem p{B, N, M, 1, 1.0};
   std::mt19937 rng(1);
   std::uniform_real_distribution<double> cost(0.0, 8.0);
   std::normal_distribution<double> normal;
-  std::vector<T> Dh(B * N * N);
-  std::vector<double> Gh(B * N * N);
+  std::vector<T> Dh(B * N * M);
+  std::vector<double> Gh(B * N * M);
   for (auto& v : Dh) v = static_cast<T>(cost(rng));
   for (auto& v : Gh) v = normal(rng);
   T* D; double* G; double* E_dot; double* r_dot; T* values; float* fvalues; int* bad; void* ws; void* fws;
   const detail::WorkspaceLayout w = detail::workspace_layout(p, 16, 32);
   const detail::WorkspaceLayout fw = detail::layout_for<float>(p);
-  const std::size_t words = (B * w.strips * N + 31) * 32;
+  const std::size_t words = (B * w.strips * M + 31) * 32;
   CHECK(cudaMalloc(&D, Dh.size() * sizeof(T)));
   CHECK(cudaMalloc(&G, Gh.size() * 8));
   CHECK(cudaMalloc(&E_dot, Gh.size() * 8));
@@ -72,11 +72,11 @@ void run(int64_t B, int64_t N, const char* name) {
   using Cost = PrecomputedCost<T>;
   const auto forward = [&] {
     detail::reset_scratch(w, ws, nullptr);
-    detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, N}, values, ws, nullptr);
+    detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, M}, values, ws, nullptr);
   };
   const auto forward32 = [&] {
     detail::reset_scratch(fw, fws, nullptr);
-    detail::launch_forward_kernel<float, PrecomputedCost<float>, true, false, false>(p, fw, PrecomputedCost<float>{Df, N, N}, fvalues, fws, nullptr);
+    detail::launch_forward_kernel<float, PrecomputedCost<float>, true, false, false>(p, fw, PrecomputedCost<float>{Df, N, M}, fvalues, fws, nullptr);
   };
   auto* base = static_cast<char*>(ws);
   const detail::HessianProductArgs<State> args{detail::schedule_for(p, w, ws), 1.0,
@@ -90,8 +90,8 @@ void run(int64_t B, int64_t N, const char* name) {
   const float ts1 = median_ms(sweep1);
   const float ts2 = median_ms([&] { sweep1(); sweep2(); }) - ts1;
   const float all = median_ms([&] { forward(); sweep1(); sweep2(); });
-  std::printf("%s B %lld N %lld: first-order float32 forward %.3f ms | product: forward %.3f ms, R_dot sweep %.3f ms, E/A sweep %.3f ms, all three %.3f ms\n",
-              name, (long long)B, (long long)N, t32, tf, ts1, ts2, all);
+  std::printf("%s B %lld N %lld M %lld: first-order float32 forward %.3f ms | product: forward %.3f ms, R_dot sweep %.3f ms, E/A sweep %.3f ms, all three %.3f ms\n",
+              name, (long long)B, (long long)N, (long long)M, t32, tf, ts1, ts2, all);
   cudaFree(D); cudaFree(G); cudaFree(E_dot); cudaFree(r_dot); cudaFree(values); cudaFree(fvalues); cudaFree(bad); cudaFree(ws); cudaFree(fws); cudaFree(Df);
 }
 
@@ -170,7 +170,9 @@ void accuracy(int64_t B, int64_t N) {
 
 int main(int argc, char** argv) {
   const int64_t B = argc > 1 ? std::atoll(argv[1]) : 32, N = argc > 2 ? std::atoll(argv[2]) : 512;
-  if (argc > 3) return accuracy(B, N), 0;
-  run<float, detail::FloatWeights>(B, N, "float32 weights");
-  run<double, detail::CellState<double>>(B, N, "float64 weights");
+  const bool has_m = argc > 3 && std::atoll(argv[3]) > 0;
+  const int64_t M = has_m ? std::atoll(argv[3]) : N;
+  if (argc > (has_m ? 4 : 3)) return accuracy(B, N), 0;
+  run<float, detail::FloatWeights>(B, N, M, "float32 weights");
+  run<double, detail::CellState<double>>(B, N, M, "float64 weights");
 }
