@@ -37,6 +37,8 @@ def account(row):
     a kernel workspace that differs from its model shows. Rows from before the trace had the model
     state + 4 B (D) + 4 B (E) in unfused mode instead, and no traced state to compare."""
     parts = [_num(row, f"peak_{p}_bpc") for p in ("state", "cost", "alignment", "other", "rounding")]
+    if row.get("disposition", "passed") != "passed":  # nothing was measured
+        return [float("nan")] * 6
     if any(v != v for v in parts):
         state = _num(row, "state_bytes_per_cell")
         cost = alignment = 4.0 if row["mode"] == "unfused" else 0.0

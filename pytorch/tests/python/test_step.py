@@ -258,6 +258,8 @@ def test_step_report_accounts_for_the_traced_bytes():
     assert over_model == pytest.approx(0.1)  # traced state less the workspace model
     old = _row(mode="unfused", bytes_per_cell=12.6, peak_state_bpc="", state_bytes_per_cell="4.5")
     assert report.account(old)[:3] == [4.5, 4.0, 4.0] and math.isnan(report.account(old)[-1])
+    failed = _row(mode="unfused", disposition="error", peak_state_bpc="", bytes_per_cell="")
+    assert all(math.isnan(v) for v in report.account(failed))  # no model numbers for a row that measured nothing
     text = report.markdown([_row(state_bytes_per_cell="4.4")], META)
     assert "| eager − graph ms |" in text and "| state − model | check |" in text and "unexplained" not in text
     assert "| 0.15 | 0.05 | 0.18 |" in text  # graph, eager − graph, compile
