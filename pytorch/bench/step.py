@@ -6,7 +6,11 @@ CUDA events), the same step captured once and replayed as a CUDA graph, torch.co
 "reduce-overhead", fullgraph=True), kernel time and CUDA launches of the loss from the profiler,
 and step memory (peak minus allocated before the step) in bytes per DP cell, with the bytes live at
 the peak by who allocated them. At the torch.compile points the same step with torch's own
-mse_loss (api torch-mse) measures what the host adds to any loss, by the same method.
+mse_loss (api torch-mse) measures what the host adds to any loss, by the same method. At the
+second-order points (api module-double-backward, fused, float32, no torch.compile) the step is one
+Hessian-vector product through the loss: its gradient in x with create_graph=True, then
+<gradient, v>.backward() for a fixed direction v; its kernel time, launches and memory are of that
+whole step.
 
     PYTHONPATH=harness/python:pytorch/python python3 pytorch/bench/step.py --out results/h100   # step.csv, step.json, step.md
 
@@ -277,7 +281,7 @@ def main(argv=None):
     parser.add_argument("--points", default=None, help="B,N,D;B,N,D;... (default: the issue's six points)")
     parser.add_argument("--compile-points", default=None, help="points that also run torch.compile (B,N,D;...)")
     parser.add_argument("--second-order-points", default=None,
-                        help="points that also time the double-backward step, fused and unfused (B,N,D;...; "
+                        help="points that also time the double-backward step, fused (B,N,D;...; "
                              "default: 32,512,64 without --points, none with it)")
     parser.add_argument("--no-compile", action="store_true",
                         help="no torch.compile at any point (its first compilation takes a minute)")
@@ -313,9 +317,9 @@ def main(argv=None):
                         record(writer, rows, run_point(args, b, n, d, api, mode, precision))
             if (b, n, d) in args.compile_points:
                 record(writer, rows, run_point(args, b, n, d, REFERENCE_API, "fused", "float32"))
+        # Fused only: the unfused loss frees the cost it computed, so its double backward is refused.
         for b, n, d in second_order_points:
-            for mode in args.modes.split(","):
-                record(writer, rows, run_point(args, b, n, d, SECOND_ORDER_API, mode, "float32"))
+            record(writer, rows, run_point(args, b, n, d, SECOND_ORDER_API, "fused", "float32"))
     return 0
 
 

@@ -156,8 +156,10 @@ def markdown(rows, meta):
         "the traced state less the workspace model (`workspace_bytes`), non-zero where a kernel's workspace "
         "differs from it. Rows of api module-double-backward time another step: the loss's gradient in x with "
         "`create_graph=True`, then `<gradient, v>.backward()` for a fixed direction v (one Hessian-vector product "
-        "through the loss), eager and graph only; their E column also holds the Hessian product's workspace and "
-        "result (`alignment_backward`), and the bounds below are the first order's, not theirs.",
+        "through the loss), with no torch.compile; their kernel time, launches and memory are of that whole step; "
+        "their E column also holds the Hessian product's workspace and result (`alignment_backward`); their state "
+        "column is the forward's state, which `create_graph` keeps alive though the double backward does not read "
+        "it; and the bounds below are the first order's, not theirs.",
         "",
         f"Bounds: eager / graph <= {EAGER_OVER_GRAPH_MAX} at (16,128,64) and (32,512,64), compile / graph <= "
         f"{EAGER_OVER_GRAPH_MAX} at (16,128,64); launches <= "

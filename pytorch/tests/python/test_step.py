@@ -375,7 +375,7 @@ def test_default_grid_times_the_double_backward_step_at_its_point(monkeypatch, t
     monkeypatch.setattr(step, "record", lambda *a: None)
     assert step.main(["--out", str(tmp_path), "--no-compile"]) == 0
     second = [p for p in seen if p[3] == step.SECOND_ORDER_API]
-    assert second == [(32, 512, 64, step.SECOND_ORDER_API, mode, "float32") for mode in ("fused", "unfused")]
+    assert second == [(32, 512, 64, step.SECOND_ORDER_API, "fused", "float32")]
     seen.clear()
     step.main(["--out", str(tmp_path), "--no-compile", "--points", "16,128,64", "--second-order-points", "8,64,2"])
     assert [p for p in seen if p[3] == step.SECOND_ORDER_API][0][:3] == (8, 64, 2)
