@@ -36,9 +36,9 @@ def account(row):
     to B/cell by construction); then the traced state less the workspace model (workspace_bytes), so
     a kernel workspace that differs from its model shows. Rows from before the trace had the model
     state + 4 B (D) + 4 B (E) in unfused mode instead, and no traced state to compare."""
-    parts = [_num(row, f"peak_{p}_bpc") for p in ("state", "cost", "alignment", "other", "rounding")]
     if row.get("disposition", "passed") != "passed":  # nothing was measured
         return [float("nan")] * 6
+    parts = [_num(row, f"peak_{p}_bpc") for p in ("state", "cost", "alignment", "other", "rounding")]
     if any(v != v for v in parts):
         state = _num(row, "state_bytes_per_cell")
         cost = alignment = 4.0 if row["mode"] == "unfused" else 0.0
@@ -63,8 +63,8 @@ def _point(row):
 def verdicts(row):
     n, mode = int(row["N"]), row["mode"]
     if row.get("api") == SECOND_ORDER_API:
-        failed = row.get("disposition", "passed") != "passed"
-        return row["disposition"] if failed else "stated, no bound (second order)"
+        disposition = row.get("disposition", "passed")
+        return "stated, no bound (second order)" if disposition == "passed" else disposition
     out = []
     if _num(row, "launches") > LAUNCHES_MAX[mode]:
         out.append(f"launches > {LAUNCHES_MAX[mode]}")
