@@ -77,13 +77,19 @@ at::Tensor cost_for_backward(const at::Tensor& D) {
   return keeps_cost(D) ? D : at::empty({1}, D.options()).expand(D.sizes());
 }
 
-// The cost on which a differentiable backward recomputes E: in float64 on the CPU, and on CUDA in
-// the DP's compute dtype (float32 for float32, half and bfloat16 series), the precision the fused
-// forward's DP and its state have. A float64 cost there would run the recomputation and the
-// Hessian product's forward in float64, several times the float32 kernels' time (lab/kernels-log.md).
-at::Tensor dp_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist) {
-  const at::ScalarType dtype = x.is_cuda() ? compute_dtype(x.scalar_type()) : at::kDouble;
-  return ops::pairwise_cost(x.to(dtype), y.to(dtype), dist);
+// The cost on which a differentiable backward recomputes E. On CUDA it is pairwise_cost's own, in
+// the DP's compute dtype (float32 for float32, half and bfloat16 series), as the fused forward's DP
+// has it: a float64 cost would run the recomputation and the Hessian product's forward in float64,
+// several times the float32 kernels' time (lab/kernels-log.md). The costs made by a matrix product
+// (cosine, negative_dot) stay in float64, since cuBLAS may run a float32 one in TF32 where the fused
+// forward's cost is exact. On the CPU it is float64. cost64: the float64 cost, where the caller has it.
+at::Tensor dp_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                   const at::Tensor& cost64 = at::Tensor()) {
+  const std::string d = canonical_dist(dist);
+  const bool by_matrix_product = d == "cosine" || d == "negative_dot";
+  if (x.is_cuda() && !by_matrix_product && compute_dtype(x.scalar_type()) != at::kDouble)
+    return ops::pairwise_cost(x, y, dist);
+  return cost64.defined() ? cost64 : ops::pairwise_cost(x.to(at::kDouble), y.to(at::kDouble), dist);
 }
 
 struct CostFunction : public torch::autograd::Function<CostFunction> {
@@ -138,7 +144,7 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
     if (differentiable_backward()) {
       // The first-order path's float64 arithmetic, in torch ops: g * E(D) through the cost. The CUDA
       // state is the fused forward's (and a first backward overwrites it), so E is recomputed there,
-      // on the cost in the DP's compute dtype as the fused forward stages it (dp_cost).
+      // on dp_cost; E's own derivative (the Hessian product) is then chained in that cost's dtype.
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
       const at::Tensor state = x.is_cuda() ? at::Tensor() : s.state;
       const at::Tensor E = alignment_of_cost(dp_cost(x, y, "sqeuclidean"), s.gamma, s.bandwidth, s.x_lengths,
@@ -178,12 +184,11 @@ struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
     const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
     const std::string dist = ctx->saved_data["dist"].toStringRef();
     if (differentiable_backward()) {
-      // As the squared-Euclidean node: E on the cost in the DP's compute dtype (dp_cost), chained in
-      // float64 through the float64 cost's own graph (a vector-Jacobian product that stays
-      // differentiable in E).
+      // As the squared-Euclidean node: E on dp_cost, g * E chained in float64 through the float64
+      // cost's own graph (a vector-Jacobian product that stays differentiable in E).
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
       const at::Tensor D = ops::pairwise_cost(x64, y64, dist);
-      const at::Tensor E = alignment_of_cost(dp_cost(x, y, dist), s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+      const at::Tensor E = alignment_of_cost(dp_cost(x, y, dist, D), s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
                                              s.sakoe_chiba_radius, s.itakura_max_slope, at::Tensor());
       variable_list wanted, out(9);
       for (const at::Tensor& t : {x, y})
