@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
+#include "checks.hpp"
 #include "ops_internal.hpp"
 #include "sdtw/torch/ops.hpp"
 
@@ -76,6 +77,21 @@ at::Tensor cost_for_backward(const at::Tensor& D) {
   return keeps_cost(D) ? D : at::empty({1}, D.options()).expand(D.sizes());
 }
 
+// The cost on which a differentiable backward recomputes E. On CUDA it is pairwise_cost's own, in
+// the DP's compute dtype (float32 for float32, half and bfloat16 series), as the fused forward's DP
+// has it: a float64 cost would run the recomputation and the Hessian product's forward in float64,
+// several times the float32 kernels' time (lab/kernels-log.md). The costs made by a matrix product
+// (cosine, negative_dot) stay in float64, since cuBLAS may run a float32 one in TF32 where the fused
+// forward's cost is exact. On the CPU it is float64. cost64: the float64 cost, where the caller has it.
+at::Tensor dp_cost(const at::Tensor& x, const at::Tensor& y, const std::string& dist,
+                   const at::Tensor& cost64 = at::Tensor()) {
+  const std::string d = canonical_dist(dist);
+  const bool by_matrix_product = d == "cosine" || d == "negative_dot";
+  if (x.is_cuda() && !by_matrix_product && compute_dtype(x.scalar_type()) != at::kDouble)
+    return ops::pairwise_cost(x, y, dist);
+  return cost64.defined() ? cost64 : ops::pairwise_cost(x.to(at::kDouble), y.to(at::kDouble), dist);
+}
+
 struct CostFunction : public torch::autograd::Function<CostFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& D, double gamma, int64_t bandwidth,
                             const c10::optional<at::Tensor>& x_lengths, const c10::optional<at::Tensor>& y_lengths,
@@ -126,15 +142,15 @@ struct SqEuclideanFunction : public torch::autograd::Function<SqEuclideanFunctio
     Saved s = saved(ctx);
     const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
     if (differentiable_backward()) {
-      // The first-order path's float64 arithmetic, in torch ops: D, then g * E(D) through the cost.
-      // The CUDA state is the fused forward's in x's dtype (and a first backward overwrites it):
-      // E is recomputed from the float64 D there.
+      // The first-order path's float64 arithmetic, in torch ops: g * E(D) through the cost. The CUDA
+      // state is the fused forward's (and a first backward overwrites it), so E is recomputed there,
+      // on dp_cost; E's own derivative (the Hessian product) is then chained in that cost's dtype.
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
-      const at::Tensor D = ops::pairwise_cost(x64, y64, "sqeuclidean");
       const at::Tensor state = x.is_cuda() ? at::Tensor() : s.state;
-      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.sakoe_chiba_radius,
-                                             s.itakura_max_slope, state);
-      auto [gx, gy] = sqeuclidean_cost_backward_composite(per_pair(grads[0].to(at::kDouble)) * E, x64, y64);
+      const at::Tensor E = alignment_of_cost(dp_cost(x, y, "sqeuclidean"), s.gamma, s.bandwidth, s.x_lengths,
+                                             s.y_lengths, s.sakoe_chiba_radius, s.itakura_max_slope, state);
+      auto [gx, gy] =
+          sqeuclidean_cost_backward_composite(per_pair(grads[0].to(at::kDouble)) * E.to(at::kDouble), x64, y64);
       return {gx.to(x.scalar_type()), gy.to(y.scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(),
               at::Tensor(), at::Tensor(), at::Tensor()};
     }
@@ -168,17 +184,18 @@ struct NamedCostFunction : public torch::autograd::Function<NamedCostFunction> {
     const at::Tensor &x = s.inputs[0], &y = s.inputs[1];
     const std::string dist = ctx->saved_data["dist"].toStringRef();
     if (differentiable_backward()) {
-      // In float64 torch ops, as the squared-Euclidean node: E(D) on the float64 cost, chained
-      // through the cost's own graph (a vector-Jacobian product that stays differentiable in E).
+      // As the squared-Euclidean node: E on dp_cost, g * E chained in float64 through the float64
+      // cost's own graph (a vector-Jacobian product that stays differentiable in E).
       const at::Tensor x64 = x.to(at::kDouble), y64 = y.to(at::kDouble);
       const at::Tensor D = ops::pairwise_cost(x64, y64, dist);
-      const at::Tensor E = alignment_of_cost(D, s.gamma, s.bandwidth, s.x_lengths, s.y_lengths, s.sakoe_chiba_radius,
-                                             s.itakura_max_slope, at::Tensor());
+      const at::Tensor E = alignment_of_cost(dp_cost(x, y, dist, D), s.gamma, s.bandwidth, s.x_lengths, s.y_lengths,
+                                             s.sakoe_chiba_radius, s.itakura_max_slope, at::Tensor());
       variable_list wanted, out(9);
       for (const at::Tensor& t : {x, y})
         if (t.requires_grad()) wanted.push_back(t);
-      const variable_list g = torch::autograd::grad({D}, wanted, {per_pair(grads[0].to(at::kDouble)) * E},
-                                                    /*retain_graph=*/true, /*create_graph=*/true);
+      const variable_list g =
+          torch::autograd::grad({D}, wanted, {per_pair(grads[0].to(at::kDouble)) * E.to(at::kDouble)},
+                                /*retain_graph=*/true, /*create_graph=*/true);
       std::size_t next = 0;
       for (std::size_t k = 0; k < 2; ++k)
         if (s.inputs[k].requires_grad()) out[k] = g[next++].to(s.inputs[k].scalar_type());
