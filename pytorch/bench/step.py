@@ -33,6 +33,8 @@ POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048,
 COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
 SECOND_ORDER_POINTS = ((32, 512, 64),)
 # Where each byte live at the step's peak was allocated (C++ frames of the allocation), first match wins.
+# An "xy" match counts only up to the size of an x- or y-shaped tensor in float64: the double
+# backward also casts cost-shaped tensors (_to_copy), which are not x or y.
 PEAK_PARTS = (
     ("xy", ("sqeuclidean_backward_cuda", "sqeuclidean_cost_backward_cuda", "_to_copy", "mse_loss_backward")),
     ("alignment", ("alignment_backward_cuda", "cost_backward_cuda")),
@@ -191,12 +193,13 @@ def step_memory(step, x0, y0):
         trace = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
     finally:
         torch.cuda.memory._record_memory_history(enabled=None)
-    parts = peak_parts(trace, peak)
+    parts = peak_parts(trace, peak, xy_limit=8 * max(x.numel(), y.numel()))
     return peak, absolute, parts["xy"], parts
 
 
-def peak_parts(trace, peak):
-    """Bytes live at the traced peak of an allocation trace, by PEAK_PARTS (else 'other')."""
+def peak_parts(trace, peak, xy_limit):
+    """Bytes live at the traced peak of an allocation trace, by PEAK_PARTS (else 'other'); a block
+    larger than xy_limit bytes is never 'xy'."""
     live, total, best, at_best = {}, 0, -1, {}
     for event in trace:
         if event["action"] == "alloc":
@@ -209,7 +212,8 @@ def peak_parts(trace, peak):
     parts = dict.fromkeys([name for name, _ in PEAK_PARTS] + ["other"], 0)
     for event in at_best.values():
         names = " ".join(frame.get("name", "") for frame in event.get("frames", []))
-        part = next((name for name, keys in PEAK_PARTS if any(k in names for k in keys)), "other")
+        part = next((name for name, keys in PEAK_PARTS
+                     if any(k in names for k in keys) and (name != "xy" or event["size"] <= xy_limit)), "other")
         parts[part] += event["size"]
     parts["rounding"] = peak - max(best, 0)
     return parts

@@ -283,7 +283,8 @@ def test_step_fmt_keeps_ten_digits():
 
 def test_peak_parts_sorts_the_bytes_live_at_the_traced_peak():
     """A synthetic allocation trace: the peak is the most bytes live at once; each live block goes to
-    the first PEAK_PARTS entry its frames name, else 'other'; rounding is the measured peak less it."""
+    the first PEAK_PARTS entry its frames name, else 'other', and an 'xy' match larger than an x- or
+    y-shaped tensor goes on to the next entry; rounding is the measured peak less it."""
     step = _bench("step")
 
     def alloc(addr, size, *names):
@@ -295,13 +296,15 @@ def test_peak_parts_sorts_the_bytes_live_at_the_traced_peak():
         alloc(3, 300, "sdtw::sqeuclidean_cost_cuda"),
         alloc(6, 10, "sdtw::sqeuclidean_cost_backward_cuda"),  # xy before alignment: first match wins
         alloc(4, 50),
+        alloc(7, 120, "at::native::_to_copy", "sdtw::cost_backward_cuda"),  # too large for xy: alignment
+        alloc(8, 130, "at::native::_to_copy"),  # too large for xy, no other match: other
         {"action": "free_requested", "addr": 3, "size": 300},
         {"action": "free_requested", "addr": 99, "size": 7},  # not traced: ignored
         alloc(5, 200, "sdtw::cost_backward_cuda"),  # after the peak: not in it
     ]
-    parts = step.peak_parts(trace, 900)
-    assert parts == {"xy": 110, "alignment": 0, "cost": 300, "state": 400, "other": 50, "rounding": 40}
-    assert step.peak_parts([], 64) == {"xy": 0, "alignment": 0, "cost": 0, "state": 0, "other": 0, "rounding": 64}
+    parts = step.peak_parts(trace, 1200, xy_limit=100)
+    assert parts == {"xy": 110, "alignment": 120, "cost": 300, "state": 400, "other": 180, "rounding": 90}
+    assert step.peak_parts([], 64, xy_limit=100) == {"xy": 0, "alignment": 0, "cost": 0, "state": 0, "other": 0, "rounding": 64}
 
 
 def test_step_report_puts_torchs_own_loss_in_its_own_table():
