@@ -1,7 +1,8 @@
 // Times the Hessian-vector product's three launches apart (the forward that saves the weights, the
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
-// product with the float64 weights' one on the same float32 cost over gamma. Usage: hessian_parts B
+// product with the float64 weights' one on the same float32 cost over gamma. Last, the forward and
+// an R_dot sweep (on another workspace) on two streams at once. Usage: hessian_parts B
 // N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on no other strip). Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17
 // -arch=sm_90 --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
 #include <algorithm>
@@ -92,6 +93,40 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   const float all = median_ms([&] { forward(); sweep1(); sweep2(); });
   std::printf("%s B %lld N %lld M %lld: first-order float32 forward %.3f ms | product: forward %.3f ms, R_dot sweep %.3f ms, E/A sweep %.3f ms, all three %.3f ms\n",
               name, (long long)B, (long long)N, (long long)M, t32, tf, ts1, ts2, all);
+  // Whether an R_dot sweep can run beside a forward without slowing it: the forward on ws, on one
+  // stream, while the sweep runs on a second workspace's weights (a finished forward's), on another.
+  void* ws2;
+  double* r_dot2;
+  int* bad2;
+  CHECK(cudaMalloc(&ws2, w.total));
+  CHECK(cudaMalloc(&r_dot2, words * 8));
+  CHECK(cudaMalloc(&bad2, B * 4));
+  CHECK(cudaMemset(bad2, 0, B * 4));
+  T* values2;
+  CHECK(cudaMalloc(&values2, B * sizeof(T)));
+  detail::reset_scratch(w, ws2, nullptr);
+  detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, M}, values2, ws2, nullptr);
+  CHECK(cudaDeviceSynchronize());
+  auto* base2 = static_cast<char*>(ws2);
+  const detail::HessianProductArgs<State> args2{detail::schedule_for(p, w, ws2), 1.0,
+                                                reinterpret_cast<const typename State::Word*>(base2 + w.state), values2, G,
+                                                r_dot2, E_dot, reinterpret_cast<uint64_t*>(base2 + w.ring), bad2};
+  cudaStream_t side;
+  cudaEvent_t fork, join;
+  CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  const float both = median_ms([&] {
+    cudaEventRecord(fork, nullptr);
+    cudaStreamWaitEvent(side, fork, 0);
+    forward();
+    detail::hessian_forward_sweep<State><<<detail::grid_for<double, detail::hessian_forward_sweep<State>>(args2.s.total()), 64, 0, side>>>(args2);
+    cudaEventRecord(join, side);
+    cudaStreamWaitEvent(nullptr, join, 0);
+  });
+  std::printf("%s B %lld N %lld M %lld: forward and an R_dot sweep on two streams %.3f ms (apart %.3f + %.3f)\n", name,
+              (long long)B, (long long)N, (long long)M, both, tf, ts1);
+  cudaStreamDestroy(side); cudaFree(ws2); cudaFree(r_dot2); cudaFree(bad2); cudaFree(values2);
   cudaFree(D); cudaFree(G); cudaFree(E_dot); cudaFree(r_dot); cudaFree(values); cudaFree(fvalues); cudaFree(bad); cudaFree(ws); cudaFree(fws); cudaFree(Df);
 }
 
