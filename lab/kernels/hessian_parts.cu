@@ -2,9 +2,10 @@
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
 // product with the float64 weights' one on the same float32 cost over gamma. Last, the forward and
-// an R_dot sweep (on another workspace) on two streams at once. Usage: hessian_parts B
-// N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on no other strip). Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17
-// -arch=sm_90 --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
+// an R_dot sweep (on another workspace) on two streams at once. Usage: hessian_parts B N [M]
+// [accuracy] (M = N by default; N = 32 and a long M give strips that wait on no other strip).
+// Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17 -arch=sm_90
+// --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -126,7 +127,7 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   });
   std::printf("%s B %lld N %lld M %lld: forward and an R_dot sweep on two streams %.3f ms (apart %.3f + %.3f)\n", name,
               (long long)B, (long long)N, (long long)M, both, tf, ts1);
-  cudaStreamDestroy(side); cudaFree(ws2); cudaFree(r_dot2); cudaFree(bad2); cudaFree(values2);
+  cudaEventDestroy(fork); cudaEventDestroy(join); cudaStreamDestroy(side); cudaFree(ws2); cudaFree(r_dot2); cudaFree(bad2); cudaFree(values2);
   cudaFree(D); cudaFree(G); cudaFree(E_dot); cudaFree(r_dot); cudaFree(values); cudaFree(fvalues); cudaFree(bad); cudaFree(ws); cudaFree(fws); cudaFree(Df);
 }
 
