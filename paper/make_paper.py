@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rebuilds every table, figure and the report of the paper from one results folder, and that folder's
 README.md from its files' sidecars; prints each source file's commit and marks any measured before the
-last change of kernels/src, pytorch/src or pytorch/python as STALE:
+last change of the code they measure (sources.CODE_PATHS) as STALE:
     python3 paper/make_paper.py [--results results/h100] [--sweep FILE] [--accuracy FILE]
                                 [--accuracy-grid FILE] [--originals FILE] [--features FILE]
                                 [--published results/published] [--out paper] [--readme FILE|none]

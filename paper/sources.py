@@ -1,6 +1,6 @@
 """Result files as the paper reads them (docs/DESIGN.md §5: `<stem>.csv` and its `<stem>.json` sidecar), and
 where each was measured: tool, command, commit, date, GPU; and whether it is stale, i.e. measured
-before the last commit that changed the code it measures (kernels/src, pytorch/src, pytorch/python)."""
+before the last commit that changed the code it measures (CODE_PATHS)."""
 import json
 import subprocess
 from dataclasses import dataclass, field
@@ -8,8 +8,10 @@ from pathlib import Path
 
 from sdtw_results.schema import COLUMNS, DISPOSITIONS, SCHEMA  # noqa: F401  (the schema, one place)
 
-# The code a measurement depends on: a file measured before the last change here is stale.
-CODE_PATHS = ("kernels/src", "pytorch/src", "pytorch/python")
+# The code a measurement depends on: a file measured before the last change here is stale. The kernels'
+# headers count: their cost policies are device code that every fused kernel inlines.
+CODE_PATHS = ("kernels/include", "kernels/src", "pytorch/src", "pytorch/python")
+CODE_PATHS_TEXT = ", ".join(CODE_PATHS)
 
 
 def git(repo, *args):

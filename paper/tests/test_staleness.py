@@ -1,5 +1,5 @@
 """Staleness, on synthetic files in a temporary git repository: a file measured before the last commit
-that changed kernels/src, pytorch/src or pytorch/python is STALE in make_paper's output, report.md, the tables'
+that changed the measured code (sources.CODE_PATHS) is STALE in make_paper's output, report.md, the tables'
 captions, the figure stamps and results/<gpu>/README.md; a file measured at or after it is not. Also the
 kernels' accuracy grid turned into a CSV, and the README's counts."""
 import csv
@@ -47,6 +47,15 @@ def test_is_ancestor_decides(history):
     assert not sources.measured_after(repo, c["code"], c["old"])
     assert sources.measured_after(repo, c["code"], c["code"]) and sources.measured_after(repo, c["code"], c["docs"])
     assert not sources.measured_after(repo, c["code"], "unknown")
+
+
+def test_a_kernel_header_change_makes_earlier_files_stale(tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    measured = commit(repo, "kernels/src/forward.cu", "kernel code")
+    header = commit(repo, "kernels/include/sdtw/kernels/costs.cuh", "cost policies")
+    assert sources.code_commit(repo) == header
+    assert not sources.measured_after(repo, header, measured)
 
 
 def test_stale_files_are_marked_everywhere(history, tmp_path, capsys):
