@@ -103,7 +103,7 @@ def judge_staleness(source, repo):
         source.stale, source.why_stale = True, "its commit is not recorded"
     elif not measured_after(repo, code, source.commit):
         source.stale = True
-        source.why_stale = f"measured at {source.short}, before {code[:7]} changed {', '.join(CODE_PATHS)}"
+        source.why_stale = f"measured at {source.short}, before {code[:7]} changed {CODE_PATHS_TEXT}"
     return source
 
 
