@@ -4,11 +4,12 @@
 // loop. grad_self_r = sum_k w_self(r, k) self_r + sum_k w_other(r, k) other_k, and w_other is
 // symmetric in x and y for every such metric, so W = -w_other is one matrix for both gradients:
 // - negative dot: W = E, w_self = 0 (the saved E as it is);
-// - Euclidean: W = E / cost = w_self, so the product's own row sums give the self term;
-// - cosine: W = E / (|x_i| |y_j|) (clamped norms), and sum_k w_self(r, k) = <self_r, (W other)_r> /
-//   |self_r|^2, a projection applied after the product (project_out_rows).
-// Each rewrites E in the state in place; cells outside a pair's lengths are left as they are (the
-// product reads them as 0).
+// - Euclidean: W = E / cost = w_self, so the product's own row sums give the self term; the kernel
+//   below rewrites E in the state in place (cells outside a pair's lengths are left as they are:
+//   the product reads them as 0);
+// - cosine: W = E / (|x_i| |y_j|) (clamped norms), which the product forms itself (unit_rows), and
+//   sum_k w_self(r, k) = <self_r, (W other)_r> / |self_r|^2, a projection applied after the product
+//   (project_out_rows).
 #include "cost_gradient.cuh"
 
 namespace sdtw::kernels::detail {
