@@ -76,26 +76,30 @@ struct JacobianTiles {
   alignas(16) C other[kJacInner][kFeatures + kPad];
 };
 
-// 1 / max(|row|, Cosine's eps), the warp's lanes sharing the features (every lane gets it).
-template <typename T, typename In>
-__device__ T inverse_row_norm(const In* row, int64_t dim) {
-  T sum = T(0);
-  for (int64_t f = threadIdx.x % kWarp; f < dim; f += kWarp) {
-    const T v = static_cast<T>(row[f]);
-    sum = fma(v, v, sum);
+// scale[r] = 1 / max(|rows[first + r]|, Cosine's eps) for r < kCount (0 from `limit` on), then a
+// barrier. A warp takes kCount / kJacWarps rows, their loads all issued before any sum, so that the
+// rows cost one memory round trip, not one each.
+template <int kCount, typename T, typename In>
+__device__ void inverse_row_norms(const In* rows, int64_t dim, int64_t first, int64_t limit, T* scale) {
+  static_assert(kCount % kJacWarps == 0, "whole rows a warp");
+  constexpr int kPerWarp = kCount / kJacWarps;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  T sum[kPerWarp];
+#pragma unroll
+  for (int q = 0; q < kPerWarp; ++q) sum[q] = T(0);
+  for (int64_t f = lane; f < dim + lane; f += kWarp) {
+#pragma unroll
+    for (int q = 0; q < kPerWarp; ++q) {
+      const int64_t row = first + warp + q * kJacWarps;
+      const T v = row < limit && f < dim ? static_cast<T>(rows[row * dim + f]) : T(0);
+      sum[q] = fma(v, v, sum[q]);
+    }
   }
 #pragma unroll
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(kFullMask, sum, offset);
-  return T(1) / Cosine::clamped(sum);
-}
-
-// scale[r] = inverse_row_norm of rows[first + r] for r < count (0 from `limit` on), one
-// warp a row, then a barrier.
-template <typename T, typename In>
-__device__ void inverse_row_norms(const In* rows, int64_t dim, int64_t first, int64_t limit, int count, T* scale) {
-  for (int r = threadIdx.x / kWarp; r < count; r += kJacWarps) {
-    const T inv = first + r < limit ? inverse_row_norm<T>(rows + (first + r) * dim, dim) : T(0);
-    if (threadIdx.x % kWarp == 0) scale[r] = inv;
+  for (int q = 0; q < kPerWarp; ++q) {
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) sum[q] += __shfl_xor_sync(kFullMask, sum[q], offset);
+    if (lane == 0) scale[warp + q * kJacWarps] = first + warp + q * kJacWarps < limit ? T(1) / Cosine::clamped(sum[q]) : T(0);
   }
   __syncthreads();
 }
@@ -302,7 +306,7 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
   const In* other = a.other + (b * padded_inner + kk0) * a.dim + d0 + feature;
 
   __shared__ T other_scale[kUnitRows ? kJacInner : 1], self_scale[kUnitRows ? kRows : 1];
-  if constexpr (kUnitRows) inverse_row_norms<T>(a.self + b * padded_rows * a.dim, a.dim, r0, rows, kRows, self_scale);
+  if constexpr (kUnitRows) inverse_row_norms<kRows>(a.self + b * padded_rows * a.dim, a.dim, r0, rows, self_scale);
   Product product;
   for (int64_t k0 = for_y ? band_row0 : 0; k0 < inner; k0 += kJacInner) {
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
@@ -319,7 +323,7 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
       o_item[q] = ok ? static_cast<T>(other[(k0 + q * kOtherRows) * a.dim]) : T(0);
     }
     if constexpr (kUnitRows) {
-      inverse_row_norms<T>(a.other + b * padded_inner * a.dim, a.dim, k0, inner, kJacInner, other_scale);
+      inverse_row_norms<kJacInner>(a.other + b * padded_inner * a.dim, a.dim, k0, inner, other_scale);
 #pragma unroll
       for (int q = 0; q < kOthers; ++q) o_item[q] *= other_scale[kk0 + q * kOtherRows];
     }

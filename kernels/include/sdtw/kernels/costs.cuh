@@ -24,7 +24,8 @@ struct PrecomputedCost {
 };
 
 // A metric is what FeatureCost needs of a cost of two rows x_i, y_j: add() folds one feature into
-// the accumulator, finish() turns it into the cost (kNorms: it also gets ||x_i||^2 and ||y_j||^2),
+// the accumulator, finish() turns it into the cost (kNorms: it also gets norm_scale() of ||x_i||^2
+// and of ||y_j||^2, computed once a row rather than once a cell),
 // and for the fused gradient, weights() turns E(i,j), the cost and the two rows' squared norms
 // into two pair weights from which derivative() gives d cost / d self_f (self: the row whose
 // gradient is summed; every metric here is symmetric in x and y). The definitions are the unfused
@@ -87,8 +88,15 @@ struct Cosine : LinearInRows {
     const T norm = sqrt(norm2);
     return norm >= T(1e-8) ? norm : T(1e-8);
   }
+  // 1 / max(||row||, eps): the square root and the division once a row, two multiplications a cell.
   template <typename T>
-  __device__ static T finish(T acc, T x_norm2, T y_norm2) { return T(1) - acc / (clamped(x_norm2) * clamped(y_norm2)); }
+  __device__ static T norm_scale(T norm2) { return T(1) / clamped(norm2); }
+  template <typename T>
+  __device__ static T finish(T acc, T x_scale, T y_scale) {
+    // One explicit fma: a contraction left to the compiler could differ between the kernels that
+    // inline this, and the fused, unfused and values-only forwards must see the same cost.
+    return fma(-(acc * x_scale), y_scale, T(1));
+  }
   template <typename T>
   __device__ static void weights(T e, T cost, T self_norm2, T other_norm2, T& w_self, T& w_other) {
     w_other = -e / (clamped(self_norm2) * clamped(other_norm2));
@@ -183,11 +191,13 @@ struct FeatureCost {
 #pragma unroll
         for (int q = 0; q < kSlice; ++q) out[r] = Metric::add(s.x[r][q], yv[q], out[r]);
     }
+    [[maybe_unused]] T x_scale = T(0), y_scale = T(0);
+    if constexpr (Metric::kNorms) x_scale = Metric::norm_scale(x_norm2), y_scale = Metric::norm_scale(y_norm2);
 #pragma unroll
     for (int r = 0; r < kStripRows; ++r) {
-      [[maybe_unused]] T row_norm2 = T(0);
-      if constexpr (Metric::kNorms) row_norm2 = __shfl_sync(0xffffffffu, x_norm2, r);
-      out[r] = Metric::finish(out[r], row_norm2, y_norm2);
+      [[maybe_unused]] T row_scale = T(0);
+      if constexpr (Metric::kNorms) row_scale = __shfl_sync(0xffffffffu, x_scale, r);
+      out[r] = Metric::finish(out[r], row_scale, y_scale);
     }
   }
 };
