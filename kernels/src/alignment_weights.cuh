@@ -7,7 +7,8 @@
 // - Euclidean: W = E / cost = w_self, so the product's own row sums give the self term; the kernel
 //   below rewrites E in the state in place (cells outside a pair's lengths are left as they are:
 //   the product reads them as 0);
-// - cosine: W = E / (|x_i| |y_j|) (clamped norms), which the product forms itself (unit_rows), and
+// - cosine: W = E / (|x_i| |y_j|) (clamped norms), which the product forms itself (jacobian_block's
+//   kUnitRows), and
 //   sum_k w_self(r, k) = <self_r, (W other)_r> / |self_r|^2, a projection applied after the product
 //   (project_out_rows).
 #include "cost_gradient.cuh"
@@ -29,6 +30,7 @@ template <typename T, typename Metric>
 __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
     alignment_weights_kernel(FeatureCost<T, Metric, 8, T> cost, AlignmentWeightsArgs<T> a) {
   using State = CellState<T>;
+  static_assert(!Metric::kNorms, "a metric whose weights need the rows' norms (cosine) takes the product's kUnitRows");
   constexpr int kWarps = cost_gradient_warps<T>();
   // [warp][x row][y column]; rows kWarp + 2 apart, so that the 32 lanes of a warp step, each at
   // (row lane, column t - lane), fall in 32 banks (kWarp + 1 puts them all in one).
@@ -45,29 +47,22 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
   cost.column(b, i0, a.n, j_lane, scratch[warp], column);
 #pragma unroll
   for (int r = 0; r < kWarp; ++r) costs[warp][r][lane] = column[r];
-  [[maybe_unused]] T x_norm2 = T(0), y_norm2 = T(0);
-  if constexpr (Metric::kNorms) {
-    const int64_t i_lane = i0 + lane < a.n ? i0 + lane : a.n - 1;
-    x_norm2 = squared_norm(cost.x + (b * a.n + i_lane) * a.dim, a.dim);
-    y_norm2 = squared_norm(cost.y + (b * a.m + j_lane) * a.dim, a.dim);
-  }
   __syncwarp();
   // Warp step t holds column t - lane of row i0 + lane: steps [j0, j0 + 63) cover the tile.
   auto* words = a.state + state_index(b * a.strips + i0 / kWarp, a.m, 0, lane);
   for (int t = 0; t < 2 * kWarp - 1; ++t) {
     const int c = t - lane;
-    [[maybe_unused]] const T column_norm2 = __shfl_sync(kFullMask, y_norm2, c < 0 ? 0 : c > kWarp - 1 ? kWarp - 1 : c);
     if (c < 0 || c >= kWarp || i0 + lane >= xl || j0 + c >= yl) continue;
     auto& word = words[(j0 + t) * kWarp];
     T w_self, w_other;
-    Metric::weights(State::held(word), costs[warp][lane][c], x_norm2, column_norm2, w_self, w_other);
+    Metric::weights(State::held(word), costs[warp][lane][c], T(0), T(0), w_self, w_other);
     word = State::hold(-w_other);
   }
 }
 
 // grad_r -= <self_r, grad_r> / |self_r|^2 self_r for each row of x and of y (one warp a row; the
 // first batch * n warps take rows of x): the cosine's self term, given grad = -W other. A row
-// whose norm is below the cost's eps has no radial term (Cosine::weights).
+// whose norm is below the cost's eps has no radial term (Cosine in costs.cuh).
 template <typename T>
 __global__ void project_out_rows(int64_t rows_x, int64_t rows_y, int64_t dim, const T* x, const T* y, T* grad_x,
                                  T* grad_y) {

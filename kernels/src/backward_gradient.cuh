@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kJacThreads, 2)
   const int64_t x_blocks = count.x_blocks, features = count.features;
   const int64_t per_pair = count.per_pair(), total = s.batch * per_pair;
   for (;;) {
-    __syncthreads();  // the block's strips, or its last tile's use of `tiles` and `taken`, are done
+    __syncthreads();  // the block's strips, or its last tile's use of `tiles`, `taken` and its row scales, are done
     if (threadIdx.x == 0) taken = static_cast<int64_t>(atomicAdd(tile_ticket(s), 1ull));
     __syncthreads();
     const int64_t tile = taken;

@@ -24,7 +24,8 @@ struct JacobianArgs {
   const In* other;  // y for grad_x, x for grad_y
   In* grad;
   const T* dense = nullptr;  // batch x n x m row-major, read instead of the state (kDense)
-  // grad_r = scale (self_weight self_r sum_k E_rk - sum_k E_rk other_k)
+  // grad_r = scale (self_weight self_r sum_k E_rk - sum_k E_rk other_k); with jacobian_block's
+  // kUnitRows, other_k and grad_r are divided by their rows' norms
   T scale = T(2);
   T self_weight = T(1);
   // Checkpointing (jacobian_block's kBand): the state holds the E of rows [row0, row_end) alone;
@@ -78,7 +79,7 @@ struct JacobianTiles {
 
 // scale[r] = 1 / max(|rows[first + r]|, Cosine's eps) for r < kCount (0 from `limit` on), then a
 // barrier. A warp takes kCount / kJacWarps rows, their loads all issued before any sum, so that the
-// rows cost one memory round trip, not one each.
+// rows cost one memory round trip per 32 features, not one a row.
 template <int kCount, typename T, typename In>
 __device__ void inverse_row_norms(const In* rows, int64_t dim, int64_t first, int64_t limit, T* scale) {
   static_assert(kCount % kJacWarps == 0, "whole rows a warp");

@@ -25,12 +25,13 @@ struct PrecomputedCost {
 
 // A metric is what FeatureCost needs of a cost of two rows x_i, y_j: add() folds one feature into
 // the accumulator, finish() turns it into the cost (kNorms: it also gets norm_scale() of ||x_i||^2
-// and of ||y_j||^2, computed once a row rather than once a cell),
-// and for the fused gradient, weights() turns E(i,j), the cost and the two rows' squared norms
-// into two pair weights from which derivative() gives d cost / d self_f (self: the row whose
-// gradient is summed; every metric here is symmetric in x and y). The definitions are the unfused
-// path's (pytorch/src/ops_cpu.cpp, pairwise_cost) and the reference's (reference/costs.hpp).
-// SqEuclidean's gradient is jacobian.cuh's tensor-core product instead: it has no weights().
+// and of ||y_j||^2, computed once a row of a column rather than once a cell), and for the fused
+// gradients that go through the cells' costs (L1's loop, Euclidean's weights pass), weights()
+// turns E(i,j), the cost and the two rows' squared norms into two pair weights from which
+// derivative() gives d cost / d self_f (self: the row whose gradient is summed; every metric here
+// is symmetric in x and y). The definitions are the unfused path's (pytorch/src/ops_cpu.cpp,
+// pairwise_cost) and the reference's (reference/costs.hpp). SqEuclidean's and Cosine's gradients
+// are jacobian.cuh's tensor-core product over E instead: they have no weights().
 struct SqEuclidean {
   static constexpr bool kNorms = false;
   template <typename T>
@@ -78,8 +79,9 @@ struct Euclidean : LinearInRows {
 
 // 1 - <x, y> / (max(||x||, eps) max(||y||, eps)), eps = 1e-8. A row whose norm is below eps is
 // divided by eps, a linear map: no radial term in its gradient (at eps exactly the radial term is
-// kept, as clamp_min's backward does).
-struct Cosine : LinearInRows {
+// kept, as clamp_min's backward does). The gradient is -(1 / |self_r|) sum_k E_rk other_k / |other_k|
+// (jacobian_block's kUnitRows), then the radial part of each row projected out (project_out_rows).
+struct Cosine {
   static constexpr bool kNorms = true;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
@@ -96,11 +98,6 @@ struct Cosine : LinearInRows {
     // One explicit fma: a contraction left to the compiler could differ between the kernels that
     // inline this, and the fused, unfused and values-only forwards must see the same cost.
     return fma(-(acc * x_scale), y_scale, T(1));
-  }
-  template <typename T>
-  __device__ static void weights(T e, T cost, T self_norm2, T other_norm2, T& w_self, T& w_other) {
-    w_other = -e / (clamped(self_norm2) * clamped(other_norm2));
-    w_self = sqrt(self_norm2) >= T(1e-8) ? e * (T(1) - cost) / self_norm2 : T(0);
   }
 };
 
