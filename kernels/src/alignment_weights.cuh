@@ -48,15 +48,26 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
 #pragma unroll
   for (int r = 0; r < kWarp; ++r) costs[warp][r][lane] = column[r];
   __syncwarp();
-  // Warp step t holds column t - lane of row i0 + lane: steps [j0, j0 + 63) cover the tile.
+  // Warp step t holds column t - lane of row i0 + lane: steps [j0, j0 + 63) cover the tile. The
+  // words of kBatch steps are loaded before any is rewritten: one memory round trip a batch, where
+  // a step at a time waited one a step (most of this pass's stalls under ncu).
+  constexpr int kSteps = 2 * kWarp - 1, kBatch = 8;
   auto* words = a.state + state_index(b * a.strips + i0 / kWarp, a.m, 0, lane);
-  for (int t = 0; t < 2 * kWarp - 1; ++t) {
+  const auto in_tile = [&](int t) {
     const int c = t - lane;
-    if (c < 0 || c >= kWarp || i0 + lane >= xl || j0 + c >= yl) continue;
-    auto& word = words[(j0 + t) * kWarp];
-    T w_self, w_other;
-    Metric::weights(State::held(word), costs[warp][lane][c], T(0), T(0), w_self, w_other);
-    word = State::hold(-w_other);
+    return t < kSteps && c >= 0 && c < kWarp && i0 + lane < xl && j0 + c < yl;
+  };
+  for (int t0 = 0; t0 < kSteps; t0 += kBatch) {
+    typename State::Word held[kBatch];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) held[q] = in_tile(t0 + q) ? words[(j0 + t0 + q) * kWarp] : typename State::Word{};
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      if (!in_tile(t0 + q)) continue;
+      T w_self, w_other;
+      Metric::weights(State::held(held[q]), costs[warp][lane][t0 + q - lane], T(0), T(0), w_self, w_other);
+      words[(j0 + t0 + q) * kWarp] = State::hold(-w_other);
+    }
   }
 }
 
