@@ -69,11 +69,11 @@ void launch_cost_gradient(const Problem& p, const WorkspaceLayout& w, const type
                                         state + detail::state_index(first * w.strips, p.m, 0, 0),
                                         x + first * p.n * p.dim, y + first * p.m * p.dim,
                                         grad_x + first * p.n * p.dim, grad_y + first * p.m * p.dim};
-    const FeatureCost<T, Metric, 8, T> slice{g.x, g.y, p.n, p.m, p.dim};
-    const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((p.dim + kTile - 1) / kTile),
+    constexpr int64_t kGroup = kTile * detail::cost_gradient_features<T>();
+    const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((p.dim + kGroup - 1) / kGroup),
                     static_cast<unsigned>(count));
     detail::cost_gradient_kernel<T, Metric><<<grid, detail::cost_gradient_warps<T>() * detail::kWarp, 0, stream>>>(
-        slice, g, static_cast<int>(x_blocks));
+        g, static_cast<int>(x_blocks));
     check(cudaGetLastError(), "gradient launch");
   }
 }

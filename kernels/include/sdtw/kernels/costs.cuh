@@ -25,13 +25,12 @@ struct PrecomputedCost {
 
 // A metric is what FeatureCost needs of a cost of two rows x_i, y_j: add() folds one feature into
 // the accumulator, finish() turns it into the cost (kNorms: it also gets norm_scale() of ||x_i||^2
-// and of ||y_j||^2, computed once a row of a column rather than once a cell), and for the fused
-// gradients that go through the cells' costs (L1's loop, Euclidean's weights pass), weights()
-// turns E(i,j), the cost and the two rows' squared norms into two pair weights from which
-// derivative() gives d cost / d self_f (self: the row whose gradient is summed; every metric here
-// is symmetric in x and y). The definitions are the unfused path's (pytorch/src/ops_cpu.cpp,
-// pairwise_cost) and the reference's (reference/costs.hpp). SqEuclidean's and Cosine's gradients
-// are jacobian.cuh's tensor-core product over E instead: they have no weights().
+// and of ||y_j||^2, computed once a row of a column rather than once a cell). A fused gradient
+// takes one of three routes: jacobian.cuh's tensor-core product over E (SqEuclidean, NegativeDot,
+// Cosine with unit rows), the same product over weights() of E and the cell's cost (Euclidean,
+// alignment_weights.cuh), or derivative() of E and the two features summed on CUDA cores (L1,
+// cost_gradient.cuh). Every metric here is symmetric in x and y. The definitions are the unfused
+// path's (pytorch/src/ops_cpu.cpp, pairwise_cost) and the reference's (reference/costs.hpp).
 struct SqEuclidean {
   static constexpr bool kNorms = false;
   template <typename T>
@@ -43,12 +42,6 @@ struct SqEuclidean {
   __device__ static T finish(T acc, T, T) { return acc; }
 };
 
-// The derivative of the metrics whose d cost / d self is w_self * self + w_other * other.
-struct LinearInRows {
-  template <typename T>
-  __device__ static T derivative(T w_self, T w_other, T self, T other) { return fma(w_self, self, w_other * other); }
-};
-
 // sum_k |x_k - y_k|, subgradient sign(0) = 0 as torch's abs.
 struct L1 {
   static constexpr bool kNorms = false;
@@ -56,16 +49,15 @@ struct L1 {
   __device__ static T add(T x, T y, T acc) { return acc + fabs(x - y); }
   template <typename T>
   __device__ static T finish(T acc, T, T) { return acc; }
+  // E d cost / d self_f, the summand of the gradient.
   template <typename T>
-  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = e, w_other = T(0); }
-  template <typename T>
-  __device__ static T derivative(T w_self, T, T self, T other) {
-    return self > other ? w_self : self < other ? -w_self : T(0);
+  __device__ static T derivative(T e, T self, T other) {
+    return self > other ? e : self < other ? -e : T(0);
   }
 };
 
 // sqrt(max(||x - y||^2, 1e-30)) as the unfused path: at the floor (coincident rows) the gradient is 0.
-struct Euclidean : LinearInRows {
+struct Euclidean {
   static constexpr bool kNorms = false;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return SqEuclidean::add(x, y, acc); }
@@ -110,10 +102,6 @@ struct NegativeDot {
   __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
   template <typename T>
   __device__ static T finish(T acc, T, T) { return -acc; }
-  template <typename T>
-  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = T(0), w_other = -e; }
-  template <typename T>
-  __device__ static T derivative(T, T w_other, T, T other) { return w_other * other; }
 };
 
 // Metric's cost of x_i and y_j from x (batch x n x dim) and y (batch x m x dim), never stored: each
