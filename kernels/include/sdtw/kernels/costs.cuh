@@ -62,12 +62,19 @@ struct Euclidean {
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return SqEuclidean::add(x, y, acc); }
   template <typename T>
-  __device__ static T finish(T acc, T, T) { return sqrt(acc > T(1e-30) ? acc : T(1e-30)); }
+  __device__ static T finish(T acc, T, T) {
+    const T floored = acc > T(1e-30) ? acc : T(1e-30);
+    // float: x * rsqrt(x) (rsqrtf's 2 ulp and one rounding) instead of the correctly rounded root's
+    // refinement and slow-path branch; every kernel computes a cost by this, so all agree.
+    if constexpr (sizeof(T) == 4) return floored * rsqrtf(floored);
+    else return sqrt(floored);
+  }
   template <typename T>
   __device__ static void weights(T e, T cost, T, T, T& w_self, T& w_other) {
     // E times the reciprocal: a division with E as numerator takes the division's slow path for the
     // tiny E of the cells far from the path, which made it most of the weights pass's stalls (ncu).
-    w_self = cost > sqrt(T(1e-30)) ? e * (T(1) / cost) : T(0), w_other = -w_self;
+    // The floor's cost as finish() computes it, so that coincident rows keep a zero gradient.
+    w_self = cost > finish(T(0), T(0), T(0)) ? e * (T(1) / cost) : T(0), w_other = -w_self;
   }
 };
 
