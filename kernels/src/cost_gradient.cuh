@@ -80,6 +80,7 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp) cost_gradien
   for (int64_t k0 = 0; k0 < other_len; k0 += kInner) {
     // This warp's 32 x 32 tile of the chunk: x rows [i0, i0 + 32), y columns [j0, j0 + 32).
     const int64_t i0 = for_y ? k0 + warp * kWarp : r0, j0 = for_y ? r0 : k0 + warp * kWarp;
+    bool nonzero = false;
     if (i0 < a.n && j0 < a.m) {
       // One strip's words: warp step t holds column t - lane of row i0 + lane, so steps
       // [j0, j0 + 63) cover the tile. Cells past the lengths hold no E (their words may still
@@ -90,11 +91,14 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp) cost_gradien
         const bool cell = c >= 0 && c < kWarp;
         const T e = cell && i0 + lane < xl && j0 + c < yl ? State::held(words[(j0 + t) * kWarp]) : T(0);
         if (cell) (for_y ? e_tile[warp][c][lane] : e_tile[warp][lane][c]) = e;
+        nonzero |= e != T(0);
       }
     } else {
       for (int r = 0; r < kWarp; ++r) e_tile[warp][r][lane] = T(0);
     }
-    __syncthreads();
+    // E vanishes (underflows to 0) a few cells off the alignment, so most chunks of a long pair add
+    // nothing: skipping them is exact (a NaN E is not 0 and is summed).
+    if (!__syncthreads_or(nonzero)) continue;
     // Other rows past the chunk's end have E = 0 in the tile: whole groups of four, their features read as 0.
     const int64_t inner = min(static_cast<int64_t>(kInner), other_len - k0);
     for (int k = 0; k < inner; k += 4) {
