@@ -42,21 +42,26 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
   const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
   const int64_t yl = a.y_len ? Schedule::clamp_length(a.y_len[b], a.m) : a.m;
   if (i0 >= xl || j0 >= yl) return;  // warp-uniform: no cell of this tile is in the pair
-  const int64_t j_lane = j0 + lane < a.m ? j0 + lane : a.m - 1;
-  T column[kWarp];
-  cost.column(b, i0, a.n, j_lane, scratch[warp], column);
-#pragma unroll
-  for (int r = 0; r < kWarp; ++r) costs[warp][r][lane] = column[r];
-  __syncwarp();
-  // Warp step t holds column t - lane of row i0 + lane: steps [j0, j0 + 63) cover the tile. The
-  // words of kBatch steps are loaded before any is rewritten: one memory round trip a batch, where
-  // a step at a time waited one a step (most of this pass's stalls under ncu).
+  // Warp step t holds column t - lane of row i0 + lane: steps [j0, j0 + 63) cover the tile.
   constexpr int kSteps = 2 * kWarp - 1, kBatch = 8;
   auto* words = a.state + state_index(b * a.strips + i0 / kWarp, a.m, 0, lane);
   const auto in_tile = [&](int t) {
     const int c = t - lane;
     return t < kSteps && c >= 0 && c < kWarp && i0 + lane < xl && j0 + c < yl;
   };
+  // W = 0 where E = 0, and E underflows to 0 a few cells off the alignment: a tile of zeros keeps
+  // its words as they are and needs no costs (exact; a NaN E is not 0).
+  bool nonzero = false;
+  for (int t = 0; t < kSteps; ++t) nonzero |= in_tile(t) && State::held(words[(j0 + t) * kWarp]) != T(0);
+  if (!__any_sync(kFullMask, nonzero)) return;
+  const int64_t j_lane = j0 + lane < a.m ? j0 + lane : a.m - 1;
+  T column[kWarp];
+  cost.column(b, i0, a.n, j_lane, scratch[warp], column);
+#pragma unroll
+  for (int r = 0; r < kWarp; ++r) costs[warp][r][lane] = column[r];
+  __syncwarp();
+  // The words of kBatch steps are loaded before any is rewritten: one memory round trip a batch,
+  // where a step at a time waited one a step (most of this pass's stalls under ncu).
   for (int t0 = 0; t0 < kSteps; t0 += kBatch) {
     typename State::Word held[kBatch];
 #pragma unroll
