@@ -35,7 +35,7 @@ __device__ __noinline__ void strips_out_of_line(const BackwardArgs<T>& a) {
 
 // Tiles of a pair: rows of x from the bottom up (the backward finishes the bottom strips first,
 // so their tiles overlap the strips still running above), then rows of y, which read every strip.
-template <typename T, int kFeatures, typename In>
+template <typename T, int kFeatures, typename In, bool kUnitRows = false>
 __global__ void __launch_bounds__(kJacThreads, 2)
     backward_gradient_kernel(BackwardArgs<T> a, JacobianArgs<T, In> gx, JacobianArgs<T, In> gy) {
   using Product = JacobianProduct<T, kFeatures>;
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kJacThreads, 2)
   const int64_t x_blocks = count.x_blocks, features = count.features;
   const int64_t per_pair = count.per_pair(), total = s.batch * per_pair;
   for (;;) {
-    __syncthreads();  // the block's strips, or its last tile's use of `tiles` and `taken`, are done
+    __syncthreads();  // the block's strips, or its last tile's use of `tiles`, `taken` and its row scales, are done
     if (threadIdx.x == 0) taken = static_cast<int64_t>(atomicAdd(tile_ticket(s), 1ull));
     __syncthreads();
     const int64_t tile = taken;
@@ -59,10 +59,10 @@ __global__ void __launch_bounds__(kJacThreads, 2)
       const int64_t row_block = x_blocks - 1 - block;
       const int64_t top = row_block * kRows / kWarp, bottom = min(s.strips - 1, ((row_block + 1) * kRows - 1) / kWarp);
       wait_for_strips(s, b, s.strips - 1 - bottom, s.strips - 1 - top);
-      jacobian_block<T, false, kFeatures, false>(gx, b, row_block, feature_tile, tiles);
+      jacobian_block<T, false, kFeatures, false, In, false, kUnitRows>(gx, b, row_block, feature_tile, tiles);
     } else {
       wait_for_strips(s, b, 0, s.strips - 1);
-      jacobian_block<T, true, kFeatures, false>(gy, b, block - x_blocks, feature_tile, tiles);
+      jacobian_block<T, true, kFeatures, false, In, false, kUnitRows>(gy, b, block - x_blocks, feature_tile, tiles);
     }
   }
   finish_launch(s);

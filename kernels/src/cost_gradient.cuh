@@ -1,9 +1,9 @@
 #pragma once
-// The fused gradient of a FeatureCost other than the squared Euclidean one (which factors into the
-// tensor-core product of jacobian.cuh): grad_self(r, f) = sum_k E * d cost / d self_f, with the
-// metric's pair weights (costs.cuh). A block holds 32 rows of one side (x for grad_x, y for
-// grad_y) and 32 features; it walks the other side in tiles of 32 * kWarps rows, recomputing each
-// tile's costs by the policy's column() (the forward's code) and reading E from the saved state.
+// The fused gradient of a metric whose d cost / d self_f needs only E and the two features (L1:
+// sign(self_f - other_f) E), which no matrix product gives: grad_self(r, f) = sum_k derivative(E,
+// self_f, other_f) on CUDA cores. A block holds 32 rows of one side (x for grad_x, y for grad_y)
+// and kFeatures features a lane; it walks the other side in chunks of 32 * kWarps rows, reading
+// each chunk's E from the saved state once for all its features. No cost is recomputed.
 #include "forward.cuh"
 #include "sdtw/kernels/costs.cuh"
 
@@ -21,37 +21,44 @@ struct CostGradientArgs {
   T* grad_y;
 };
 
-// Warps of a block: keeps its two (32 x 32 per warp) tiles of T under 48 KB of static shared memory.
+// Warps of a block, as the backward's (the alignment weights pass shares it).
 template <typename T>
 __host__ __device__ constexpr int cost_gradient_warps() {
   return warps_per_block<T>();
 }
 
-// ||row||^2 of a row of dim features.
+// Features a lane: float's two halve the E reads at D = 64; double's registers hold one.
 template <typename T>
-__device__ T squared_norm(const T* row, int64_t dim) {
-  T acc = T(0);
-  for (int64_t f = 0; f < dim; ++f) acc = fma(row[f], row[f], acc);
-  return acc;
+__host__ __device__ constexpr int cost_gradient_features() {
+  return sizeof(T) == 4 ? 2 : 1;
 }
 
-// Grid: (blocks of 32 rows of x, then of y; tiles of 32 features; batch). for_y is decided per
-// block, so one launch gives both gradients.
+// Four consecutive values of a 16-byte aligned shared row, by vector loads.
+template <typename T>
+__device__ void load_four(const T* at, T (&out)[4]) {
+  if constexpr (sizeof(T) == 4) {
+    const float4 v = *reinterpret_cast<const float4*>(at);
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+  } else {
+    const double2 lo = reinterpret_cast<const double2*>(at)[0], hi = reinterpret_cast<const double2*>(at)[1];
+    out[0] = lo.x, out[1] = lo.y, out[2] = hi.x, out[3] = hi.y;
+  }
+}
+
+// Grid: (blocks of 32 rows of x, then of y; groups of 32 * kFeatures features; batch). for_y is
+// decided per block, so one launch gives both gradients.
 template <typename T, typename Metric>
-__global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
-    cost_gradient_kernel(FeatureCost<T, Metric, 8, T> cost, CostGradientArgs<T> a, int x_blocks) {
+__global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp) cost_gradient_kernel(CostGradientArgs<T> a, int x_blocks) {
   using State = CellState<T>;
   constexpr int kWarps = cost_gradient_warps<T>(), kInner = kWarps * kWarp, kRowsPerWarp = kWarp / kWarps;
-  // [warp][x row][y column] of the tile: the cost, then (in place) the weights of self and of other.
-  // Rows kWarp + 2 apart: E arrives a warp step at a time, lane l at (row l, column t - l), which
-  // kWarp + 1 would put in one bank.
-  __shared__ T w_self[kWarps][kWarp][kWarp + 2];
-  __shared__ T w_other[kWarps][kWarp][kWarp + 2];
-  __shared__ typename FeatureCost<T, Metric, 8, T>::Scratch scratch[kWarps];
-  __shared__ T self_norm2[kWarp], other_norm2[kInner];
+  constexpr int kFeatures = cost_gradient_features<T>();
+  // [warp][self row][other row] of the chunk's E. Rows kWarp + 4 apart: 16-byte aligned for the
+  // loop's vector reads, and a warp step's writes (lane l at other row t - l for x, self row t - l
+  // for y) fall in 32 banks either way.
+  __shared__ __align__(16) T e_tile[kWarps][kWarp][kWarp + 4];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const bool for_y = static_cast<int>(blockIdx.x) >= x_blocks;
-  const int64_t b = blockIdx.z, f = static_cast<int64_t>(blockIdx.y) * kWarp + lane;
+  const int64_t b = blockIdx.z, f0 = static_cast<int64_t>(blockIdx.y) * kWarp * kFeatures + lane;
   const int64_t xl = a.x_len ? Schedule::clamp_length(a.x_len[b], a.n) : a.n;
   const int64_t yl = a.y_len ? Schedule::clamp_length(a.y_len[b], a.m) : a.m;
   const int64_t self_rows = for_y ? a.m : a.n, other_rows = for_y ? a.n : a.m;
@@ -59,78 +66,71 @@ __global__ void __launch_bounds__(cost_gradient_warps<T>() * kWarp)
   const int64_t r0 = static_cast<int64_t>(for_y ? blockIdx.x - x_blocks : blockIdx.x) * kWarp;
   const T* self = (for_y ? a.y : a.x) + b * self_rows * a.dim;
   const T* other = (for_y ? a.x : a.y) + b * other_rows * a.dim;
-  const bool feature_ok = f < a.dim;
 
-  if constexpr (Metric::kNorms)
-    if (threadIdx.x < kWarp) self_norm2[lane] = r0 + lane < self_rows ? squared_norm(self + (r0 + lane) * a.dim, a.dim) : T(1);
-  T self_f[kRowsPerWarp], acc[kRowsPerWarp];
+  T self_f[kFeatures][kRowsPerWarp], acc[kFeatures][kRowsPerWarp];
 #pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q) {
-    const int64_t row = r0 + warp + q * kWarps;
-    self_f[q] = feature_ok && row < self_rows ? self[row * a.dim + f] : T(0);
-    acc[q] = T(0);
-  }
+  for (int u = 0; u < kFeatures; ++u)
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+      const int64_t row = r0 + warp + q * kWarps, f = f0 + u * kWarp;
+      self_f[u][q] = f < a.dim && row < self_rows ? self[row * a.dim + f] : T(0);
+      acc[u][q] = T(0);
+    }
 
   for (int64_t k0 = 0; k0 < other_len; k0 += kInner) {
-    if constexpr (Metric::kNorms) {
-      const int64_t k = k0 + threadIdx.x;
-      if (threadIdx.x < kInner) other_norm2[threadIdx.x] = k < other_rows ? squared_norm(other + k * a.dim, a.dim) : T(1);
-    }
-    // This warp's 32 x 32 tile: x rows [i0, i0 + 32), y columns [j0, j0 + 32); lane = y column.
+    // This warp's 32 x 32 tile of the chunk: x rows [i0, i0 + 32), y columns [j0, j0 + 32).
     const int64_t i0 = for_y ? k0 + warp * kWarp : r0, j0 = for_y ? r0 : k0 + warp * kWarp;
+    bool nonzero = false;
     if (i0 < a.n && j0 < a.m) {
-      T column[kWarp];
-      cost.column(b, i0, a.n, j0 + lane < a.m ? j0 + lane : a.m - 1, scratch[warp], column);
-#pragma unroll
-      for (int r = 0; r < kWarp; ++r) w_self[warp][r][lane] = column[r];
-      // E of the tile from x rows [i0, i0 + 32), one strip: warp step t holds column t - lane of
-      // row i0 + lane, so steps [j0, j0 + 63) cover the tile, each read whole. Cells past the
-      // lengths hold no E (their words may still hold costs): 0.
+      // One strip's words: warp step t holds column t - lane of row i0 + lane, so steps
+      // [j0, j0 + 63) cover the tile. Cells past the lengths hold no E (their words may still
+      // hold costs): 0.
       const auto* words = a.state + state_index(b * a.strips + i0 / kWarp, a.m, 0, lane);
       for (int t = 0; t < 2 * kWarp - 1; ++t) {
         const int c = t - lane;
-        const int64_t j = j0 + c;
         const bool cell = c >= 0 && c < kWarp;
-        const T e = cell && i0 + lane < xl && j < yl ? State::held(words[(j0 + t) * kWarp]) : T(0);
-        if (cell) w_other[warp][lane][c] = e;
+        const T e = cell && i0 + lane < xl && j0 + c < yl ? State::held(words[(j0 + t) * kWarp]) : T(0);
+        if (cell) (for_y ? e_tile[warp][c][lane] : e_tile[warp][lane][c]) = e;
+        nonzero |= e != T(0);
       }
     } else {
-#pragma unroll
-      for (int r = 0; r < kWarp; ++r) w_self[warp][r][lane] = w_other[warp][r][lane] = T(0);
+      for (int r = 0; r < kWarp; ++r) e_tile[warp][r][lane] = T(0);
     }
-    __syncthreads();
-    // Cost and E into the two pair weights, in place; self and other norms by the block's orientation.
-    for (int idx = lane; idx < kWarp * kWarp; idx += kWarp) {
-      const int xr = idx / kWarp, yc = idx % kWarp;
-      const int self_at = for_y ? yc : xr, other_at = warp * kWarp + (for_y ? xr : yc);
-      [[maybe_unused]] T sn2 = T(0), on2 = T(0);
-      if constexpr (Metric::kNorms) sn2 = self_norm2[self_at], on2 = other_norm2[other_at];
-      T ws, wo;
-      Metric::weights(w_other[warp][xr][yc], w_self[warp][xr][yc], sn2, on2, ws, wo);
-      w_self[warp][xr][yc] = ws;
-      w_other[warp][xr][yc] = wo;
-    }
-    __syncthreads();
+    // E vanishes (underflows to 0) a few cells off the alignment, so most chunks of a long pair add
+    // nothing: skipping them is exact (a NaN E is not 0 and is summed).
+    if (!__syncthreads_or(nonzero)) continue;
+    // Other rows past the chunk's end have E = 0 in the tile: whole groups of four, their features read as 0.
     const int64_t inner = min(static_cast<int64_t>(kInner), other_len - k0);
-    for (int k = 0; k < inner; ++k) {
-      const T o = feature_ok ? other[(k0 + k) * a.dim + f] : T(0);
+    for (int k = 0; k < inner; k += 4) {
+      T o[kFeatures][4];
+#pragma unroll
+      for (int u = 0; u < kFeatures; ++u)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int64_t row = k0 + k + v, f = f0 + u * kWarp;
+          o[u][v] = row < other_len && f < a.dim ? other[row * a.dim + f] : T(0);
+        }
       const int tile = k / kWarp, kk = k % kWarp;
 #pragma unroll
       for (int q = 0; q < kRowsPerWarp; ++q) {
-        const int r = warp + q * kWarps;
-        const T ws = for_y ? w_self[tile][kk][r] : w_self[tile][r][kk];
-        const T wo = for_y ? w_other[tile][kk][r] : w_other[tile][r][kk];
-        acc[q] += Metric::derivative(ws, wo, self_f[q], o);
+        T e[4];
+        load_four(&e_tile[tile][warp + q * kWarps][kk], e);
+#pragma unroll
+        for (int u = 0; u < kFeatures; ++u)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[u][q] += Metric::derivative(e[v], self_f[u][q], o[u][v]);
       }
     }
     __syncthreads();
   }
   T* grad = (for_y ? a.grad_y : a.grad_x) + b * self_rows * a.dim;
 #pragma unroll
-  for (int q = 0; q < kRowsPerWarp; ++q) {
-    const int64_t row = r0 + warp + q * kWarps;
-    if (feature_ok && row < self_rows) grad[row * a.dim + f] = row < self_len ? acc[q] : T(0);
-  }
+  for (int u = 0; u < kFeatures; ++u)
+#pragma unroll
+    for (int q = 0; q < kRowsPerWarp; ++q) {
+      const int64_t row = r0 + warp + q * kWarps, f = f0 + u * kWarp;
+      if (f < a.dim && row < self_rows) grad[row * a.dim + f] = row < self_len ? acc[u][q] : T(0);
+    }
 }
 
 }  // namespace sdtw::kernels::detail

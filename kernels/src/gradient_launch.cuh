@@ -29,15 +29,16 @@ JacobianArgs<T, In> pairs_of(JacobianArgs<T, In> a, int64_t first, int64_t count
   return a;
 }
 
-// A feature tile of kFeatures: small dims use narrow tiles with more rows per block.
-template <typename T, int kFeatures, bool kDense, typename In>
+// A feature tile of kFeatures: small dims use narrow tiles with more rows per block. kUnitRows:
+// cosine's product (jacobian_block).
+template <typename T, int kFeatures, bool kDense, bool kUnitRows, typename In>
 void launch_jacobian(const JacobianArgs<T, In>& gx, const JacobianArgs<T, In>& gy, cudaStream_t stream) {
   const GradientTiles<T, kFeatures> tiles(gx.n, gx.m, gx.dim);
   for (int64_t first = 0; first < gx.batch; first += kMaxGridZ) {
     const int64_t count = std::min(kMaxGridZ, gx.batch - first);
     const dim3 grid(static_cast<unsigned>(tiles.x_blocks + tiles.y_blocks), static_cast<unsigned>(tiles.features),
                     static_cast<unsigned>(count));
-    jacobian_kernel<T, kFeatures, kDense, In><<<grid, kJacThreads, 0, stream>>>(
+    jacobian_kernel<T, kFeatures, kDense, In, false, kUnitRows><<<grid, kJacThreads, 0, stream>>>(
         pairs_of(gx, first, count, gx.n, gx.m), pairs_of(gy, first, count, gx.m, gx.n), static_cast<int>(tiles.x_blocks));
     check(cudaGetLastError(), "gradient launch");
   }
@@ -58,16 +59,18 @@ auto with_feature_tile(int64_t dim, F&& f) {
   }
 }
 
-template <typename T, bool kDense, typename In>
+template <typename T, bool kDense, bool kUnitRows = false, typename In>
 void launch_jacobians(const JacobianArgs<T, In>& gx, const JacobianArgs<T, In>& gy, cudaStream_t stream) {
-  with_feature_tile<T>(gx.dim, [&](auto features) { launch_jacobian<T, decltype(features)::value, kDense>(gx, gy, stream); });
+  with_feature_tile<T>(gx.dim, [&](auto features) {
+    launch_jacobian<T, decltype(features)::value, kDense, kUnitRows>(gx, gy, stream);
+  });
 }
 
 // The fused backward and its gradient in one launch (float), when every strip is resident at once:
 // there a second launch is a visible share of a training step. Larger problems keep two launches,
 // so that the strips run at the backward kernel's own (higher) residency; double keeps them too, as
 // the gradient tiles' register cap would spill its backward. Returns whether it launched.
-template <typename T, typename In>
+template <bool kUnitRows = false, typename T, typename In>
 bool launch_backward_with_gradient(const Problem& p, const BackwardArgs<T>& args,
                                    const JacobianArgs<T, In>& gx, const JacobianArgs<T, In>& gy,
                                    cudaStream_t stream) {
@@ -76,7 +79,7 @@ bool launch_backward_with_gradient(const Problem& p, const BackwardArgs<T>& args
   } else {
     return with_feature_tile<T>(p.dim, [&](auto features) {
       constexpr int kFeatures = decltype(features)::value;
-      constexpr auto kernel = backward_gradient_kernel<T, kFeatures, In>;
+      constexpr auto kernel = backward_gradient_kernel<T, kFeatures, In, kUnitRows>;
       const int resident = resident_blocks<kernel, kJacThreads>();
       const int64_t strips = args.s.total();
       if (strips > resident * kStripWarps) return false;

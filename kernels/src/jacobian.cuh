@@ -2,7 +2,8 @@
 // Chains E through the squared-Euclidean cost: grad_x_i = 2 sum_j E_ij (x_i - y_j) and
 // grad_y_j = 2 sum_i E_ij (y_j - x_i), i.e. 2 (self_r sum_k E_rk - sum_k E_rk other_k), a tiled
 // product over the E left in the saved state. With another scale and self weight it is the
-// gradient of the named costs linear in the rows, over their weights W (alignment_weights.cuh). float runs the product on the tensor cores at
+// gradient of the named costs linear in the rows, over their weights W (alignment_weights.cuh), or
+// with kUnitRows over E / (|self_r| |other_k|). float runs the product on the tensor cores at
 // float32 accuracy (3xTF32), double with FMAs.
 #include <algorithm>
 #include <type_traits>
@@ -23,7 +24,8 @@ struct JacobianArgs {
   const In* other;  // y for grad_x, x for grad_y
   In* grad;
   const T* dense = nullptr;  // batch x n x m row-major, read instead of the state (kDense)
-  // grad_r = scale (self_weight self_r sum_k E_rk - sum_k E_rk other_k)
+  // grad_r = scale (self_weight self_r sum_k E_rk - sum_k E_rk other_k); with jacobian_block's
+  // kUnitRows, other_k and grad_r are divided by their rows' norms
   T scale = T(2);
   T self_weight = T(1);
   // Checkpointing (jacobian_block's kBand): the state holds the E of rows [row0, row_end) alone;
@@ -74,6 +76,34 @@ struct JacobianTiles {
   alignas(16) C e[kEWords];
   alignas(16) C other[kJacInner][kFeatures + kPad];
 };
+
+// scale[r] = 1 / max(|rows[first + r]|, Cosine's eps) for r < kCount (0 from `limit` on), then a
+// barrier. A warp takes kCount / kJacWarps rows, their loads all issued before any sum, so that the
+// rows cost one memory round trip per 32 features, not one a row.
+template <int kCount, typename T, typename In>
+__device__ void inverse_row_norms(const In* rows, int64_t dim, int64_t first, int64_t limit, T* scale) {
+  static_assert(kCount % kJacWarps == 0, "whole rows a warp");
+  constexpr int kPerWarp = kCount / kJacWarps;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  T sum[kPerWarp];
+#pragma unroll
+  for (int q = 0; q < kPerWarp; ++q) sum[q] = T(0);
+  for (int64_t f = lane; f < dim + lane; f += kWarp) {
+#pragma unroll
+    for (int q = 0; q < kPerWarp; ++q) {
+      const int64_t row = first + warp + q * kJacWarps;
+      const T v = row < limit && f < dim ? static_cast<T>(rows[row * dim + f]) : T(0);
+      sum[q] = fma(v, v, sum[q]);
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kPerWarp; ++q) {
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) sum[q] += __shfl_xor_sync(kFullMask, sum[q], offset);
+    if (lane == 0) scale[warp + q * kJacWarps] = first + warp + q * kJacWarps < limit ? T(1) / Cosine::clamped(sum[q]) : T(0);
+  }
+  __syncthreads();
+}
 
 // FMA product: each thread owns kRowsPerThread rows x 4 features of the block's kRows x kFeatures output.
 template <typename T, int kFeatures>
@@ -247,7 +277,10 @@ __device__ void load_state_tile(const JacobianArgs<T, In>& a, int64_t b, int64_t
 // One block of output rows. for_y = false: rows are i and the reduction runs over j; for_y =
 // true: rows j, over i. E comes from the saved state, or from a.dense when kDense. kBand: the state
 // holds one band of rows (a.row0, a.row_end, a.accumulate), a separate instantiation.
-template <typename T, bool for_y, int kFeatures, bool kDense, typename In, bool kBand = false>
+// kUnitRows (cosine): each other_k enters divided by its norm and each output row is divided by its
+// own row's (norms clamped at Cosine's eps), so the product is over E / (|self_r| |other_k|) with no
+// pass over the state; a separate instantiation, so that the others compile as without it.
+template <typename T, bool for_y, int kFeatures, bool kDense, typename In, bool kBand = false, bool kUnitRows = false>
 __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t row_block, int64_t feature_tile,
                                typename JacobianProduct<T, kFeatures>::Tiles& tiles) {
   using Product = JacobianProduct<T, kFeatures>;
@@ -273,6 +306,8 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
   const bool feature_ok = d0 + feature < a.dim;
   const In* other = a.other + (b * padded_inner + kk0) * a.dim + d0 + feature;
 
+  __shared__ T other_scale[kUnitRows ? kJacInner : 1], self_scale[kUnitRows ? kRows : 1];
+  if constexpr (kUnitRows) inverse_row_norms<kRows>(a.self + b * padded_rows * a.dim, a.dim, r0, rows, self_scale);
   Product product;
   for (int64_t k0 = for_y ? band_row0 : 0; k0 < inner; k0 += kJacInner) {
     const int64_t i0 = for_y ? k0 : r0, j0 = for_y ? r0 : k0;
@@ -288,6 +323,11 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
       const bool ok = feature_ok && k0 + kk0 + q * kOtherRows < inner;
       o_item[q] = ok ? static_cast<T>(other[(k0 + q * kOtherRows) * a.dim]) : T(0);
     }
+    if constexpr (kUnitRows) {
+      inverse_row_norms<kJacInner>(a.other + b * padded_inner * a.dim, a.dim, k0, inner, other_scale);
+#pragma unroll
+      for (int q = 0; q < kOthers; ++q) o_item[q] *= other_scale[kk0 + q * kOtherRows];
+    }
 #pragma unroll
     for (int q = 0; q < kOthers; ++q) o_tile[kk0 + q * kOtherRows][feature] = o_item[q];
     __syncthreads();
@@ -298,7 +338,8 @@ __device__ void jacobian_block(const JacobianArgs<T, In>& a, int64_t b, int64_t 
     const int64_t row = r0 + r, d = d0 + f;
     if (row >= written_rows || d >= a.dim) return;
     const int64_t at = (b * padded_rows + row) * a.dim + d;
-    const T g = row < rows ? a.scale * (a.self_weight * static_cast<T>(a.self[at]) * rowsum - dot) : T(0);
+    T g = row < rows ? a.scale * (a.self_weight * static_cast<T>(a.self[at]) * rowsum - dot) : T(0);
+    if constexpr (kUnitRows) g *= self_scale[r];
     if constexpr (kBand) {
       if (a.grad_sum) {
         const double sum = (a.accumulate ? a.grad_sum[at] : 0.0) + static_cast<double>(g);
@@ -325,13 +366,13 @@ struct GradientTiles {
 // grad_x and grad_y in one launch: the first x_blocks blocks (in x) take rows of x, the rest rows of y.
 // Register caps chosen by measurement (H100): float takes three blocks per SM up to 64 features and
 // two for the widest tile; double keeps two, as three would spill its dense tile.
-template <typename T, int kFeatures, bool kDense, typename In, bool kBand = false>
+template <typename T, int kFeatures, bool kDense, typename In, bool kBand = false, bool kUnitRows = false>
 __global__ void __launch_bounds__(kJacThreads, std::is_same_v<T, float> && kFeatures <= 64 ? 3 : 2) jacobian_kernel(JacobianArgs<T, In> gx, JacobianArgs<T, In> gy, int x_blocks) {
   __shared__ typename JacobianProduct<T, kFeatures>::Tiles tiles;
   if (static_cast<int>(blockIdx.x) < x_blocks)
-    jacobian_block<T, false, kFeatures, kDense, In, kBand>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
+    jacobian_block<T, false, kFeatures, kDense, In, kBand, kUnitRows>(gx, blockIdx.z, blockIdx.x, blockIdx.y, tiles);
   else
-    jacobian_block<T, true, kFeatures, kDense, In, kBand>(gy, blockIdx.z, blockIdx.x - x_blocks, blockIdx.y, tiles);
+    jacobian_block<T, true, kFeatures, kDense, In, kBand, kUnitRows>(gy, blockIdx.z, blockIdx.x - x_blocks, blockIdx.y, tiles);
 }
 
 }  // namespace sdtw::kernels::detail

@@ -69,11 +69,11 @@ void launch_cost_gradient(const Problem& p, const WorkspaceLayout& w, const type
                                         state + detail::state_index(first * w.strips, p.m, 0, 0),
                                         x + first * p.n * p.dim, y + first * p.m * p.dim,
                                         grad_x + first * p.n * p.dim, grad_y + first * p.m * p.dim};
-    const FeatureCost<T, Metric, 8, T> slice{g.x, g.y, p.n, p.m, p.dim};
-    const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((p.dim + kTile - 1) / kTile),
+    constexpr int64_t kGroup = kTile * detail::cost_gradient_features<T>();
+    const dim3 grid(static_cast<unsigned>(x_blocks + y_blocks), static_cast<unsigned>((p.dim + kGroup - 1) / kGroup),
                     static_cast<unsigned>(count));
     detail::cost_gradient_kernel<T, Metric><<<grid, detail::cost_gradient_warps<T>() * detail::kWarp, 0, stream>>>(
-        slice, g, static_cast<int>(x_blocks));
+        g, static_cast<int>(x_blocks));
     check(cudaGetLastError(), "gradient launch");
   }
 }
@@ -116,8 +116,9 @@ void fused_forward(const Problem& p, Cost cost, const T* x, const T* y, T* value
 }
 
 // The named costs' gradients: L1 by cost_gradient.cuh's loop; the costs linear in the rows by the
-// squared Euclidean's tensor-core product over their weights W (alignment_weights.cuh), negative dot
-// on E as it is (one launch with the backward where the squared Euclidean gets one).
+// squared Euclidean's tensor-core product: Euclidean over its weights W (alignment_weights.cuh),
+// negative dot over E as it is and cosine over E with unit rows (kUnitRows), both in one launch with the
+// backward where the squared Euclidean gets one, cosine then projecting out each row's radial part.
 template <typename T>
 void fused_backward(const Problem& p, Cost cost, const T* x, const T* y, const T* dvalues, T* grad_x, T* grad_y,
                     void* workspace, cudaStream_t stream, int64_t dvalues_stride) {
@@ -138,24 +139,24 @@ void fused_backward(const Problem& p, Cost cost, const T* x, const T* y, const T
   detail::JacobianArgs<T, T> gy{p.batch, p.n, p.m, p.dim, w.strips, p.x_len, p.y_len, args.state, y, x, grad_y};
   gx.scale = gy.scale = T(1);
   gx.self_weight = gy.self_weight = cost == Cost::euclidean ? T(1) : T(0);
-  if (cost == Cost::negative_dot) {
-    if (launch_backward_with_gradient(p, args, gx, gy, stream)) return;
+  if (cost == Cost::euclidean) {
     launch_backward(args, stream);
+    launch_alignment_weights<T, Euclidean>(p, w, args.state, x, y, stream);
     return launch_jacobians<T, false>(gx, gy, stream);
   }
-  launch_backward(args, stream);
-  if (cost == Cost::euclidean)
-    launch_alignment_weights<T, Euclidean>(p, w, args.state, x, y, stream);
-  else
-    launch_alignment_weights<T, Cosine>(p, w, args.state, x, y, stream);
-  launch_jacobians<T, false>(gx, gy, stream);
-  if (cost == Cost::cosine) {
-    constexpr int kThreads = 256, kRowsPerBlock = kThreads / detail::kWarp;
-    const int64_t rows = p.batch * (p.n + p.m);
-    detail::project_out_rows<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kThreads, 0,
-                                  stream>>>(p.batch * p.n, p.batch * p.m, p.dim, x, y, grad_x, grad_y);
-    check(cudaGetLastError(), "projection launch");
-  }
+  const auto backward_and_gradient = [&](auto unit_rows) {
+    constexpr bool kUnitRows = decltype(unit_rows)::value;
+    if (launch_backward_with_gradient<kUnitRows>(p, args, gx, gy, stream)) return;
+    launch_backward(args, stream);
+    launch_jacobians<T, false, kUnitRows>(gx, gy, stream);
+  };
+  if (cost == Cost::negative_dot) return backward_and_gradient(std::false_type{});
+  backward_and_gradient(std::true_type{});
+  constexpr int kThreads = 256, kRowsPerBlock = kThreads / detail::kWarp;
+  const int64_t rows = p.batch * (p.n + p.m);
+  detail::project_out_rows<T><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kThreads, 0,
+                                stream>>>(p.batch * p.n, p.batch * p.m, p.dim, x, y, grad_x, grad_y);
+  check(cudaGetLastError(), "projection launch");
 }
 
 template <typename T>

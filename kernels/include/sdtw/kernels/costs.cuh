@@ -24,12 +24,13 @@ struct PrecomputedCost {
 };
 
 // A metric is what FeatureCost needs of a cost of two rows x_i, y_j: add() folds one feature into
-// the accumulator, finish() turns it into the cost (kNorms: it also gets ||x_i||^2 and ||y_j||^2),
-// and for the fused gradient, weights() turns E(i,j), the cost and the two rows' squared norms
-// into two pair weights from which derivative() gives d cost / d self_f (self: the row whose
-// gradient is summed; every metric here is symmetric in x and y). The definitions are the unfused
+// the accumulator, finish() turns it into the cost (kNorms: it also gets norm_scale() of ||x_i||^2
+// and of ||y_j||^2, computed once a row of a column rather than once a cell). A fused gradient
+// takes one of three routes: jacobian.cuh's tensor-core product over E (SqEuclidean, NegativeDot,
+// Cosine with unit rows), the same product over weights() of E and the cell's cost (Euclidean,
+// alignment_weights.cuh), or derivative() of E and the two features summed on CUDA cores (L1,
+// cost_gradient.cuh). Every metric here is symmetric in x and y. The definitions are the unfused
 // path's (pytorch/src/ops_cpu.cpp, pairwise_cost) and the reference's (reference/costs.hpp).
-// SqEuclidean's gradient is jacobian.cuh's tensor-core product instead: it has no weights().
 struct SqEuclidean {
   static constexpr bool kNorms = false;
   template <typename T>
@@ -41,12 +42,6 @@ struct SqEuclidean {
   __device__ static T finish(T acc, T, T) { return acc; }
 };
 
-// The derivative of the metrics whose d cost / d self is w_self * self + w_other * other.
-struct LinearInRows {
-  template <typename T>
-  __device__ static T derivative(T w_self, T w_other, T self, T other) { return fma(w_self, self, w_other * other); }
-};
-
 // sum_k |x_k - y_k|, subgradient sign(0) = 0 as torch's abs.
 struct L1 {
   static constexpr bool kNorms = false;
@@ -54,31 +49,40 @@ struct L1 {
   __device__ static T add(T x, T y, T acc) { return acc + fabs(x - y); }
   template <typename T>
   __device__ static T finish(T acc, T, T) { return acc; }
+  // E d cost / d self_f, the summand of the gradient.
   template <typename T>
-  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = e, w_other = T(0); }
-  template <typename T>
-  __device__ static T derivative(T w_self, T, T self, T other) {
-    return self > other ? w_self : self < other ? -w_self : T(0);
+  __device__ static T derivative(T e, T self, T other) {
+    return self > other ? e : self < other ? -e : T(0);
   }
 };
 
 // sqrt(max(||x - y||^2, 1e-30)) as the unfused path: at the floor (coincident rows) the gradient is 0.
-struct Euclidean : LinearInRows {
+struct Euclidean {
   static constexpr bool kNorms = false;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return SqEuclidean::add(x, y, acc); }
   template <typename T>
-  __device__ static T finish(T acc, T, T) { return sqrt(acc > T(1e-30) ? acc : T(1e-30)); }
+  __device__ static T finish(T acc, T, T) {
+    const T floored = acc > T(1e-30) ? acc : T(1e-30);
+    // float: x * rsqrt(x) (rsqrtf's 2 ulp and one rounding) instead of the correctly rounded root's
+    // refinement and slow-path branch; every kernel computes a cost by this, so all agree.
+    if constexpr (sizeof(T) == 4) return floored * rsqrtf(floored);
+    else return sqrt(floored);
+  }
   template <typename T>
   __device__ static void weights(T e, T cost, T, T, T& w_self, T& w_other) {
-    w_self = cost > sqrt(T(1e-30)) ? e / cost : T(0), w_other = -w_self;
+    // E times the reciprocal: a division with E as numerator takes the division's slow path for the
+    // tiny E of the cells far from the path, which made it most of the weights pass's stalls (ncu).
+    // The floor's cost as finish() computes it, so that coincident rows keep a zero gradient.
+    w_self = cost > finish(T(0), T(0), T(0)) ? e * (T(1) / cost) : T(0), w_other = -w_self;
   }
 };
 
 // 1 - <x, y> / (max(||x||, eps) max(||y||, eps)), eps = 1e-8. A row whose norm is below eps is
 // divided by eps, a linear map: no radial term in its gradient (at eps exactly the radial term is
-// kept, as clamp_min's backward does).
-struct Cosine : LinearInRows {
+// kept, as clamp_min's backward does). The gradient is -(1 / |self_r|) sum_k E_rk other_k / |other_k|
+// (jacobian_block's kUnitRows), then the radial part of each row projected out (project_out_rows).
+struct Cosine {
   static constexpr bool kNorms = true;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
@@ -87,12 +91,14 @@ struct Cosine : LinearInRows {
     const T norm = sqrt(norm2);
     return norm >= T(1e-8) ? norm : T(1e-8);
   }
+  // 1 / max(||row||, eps): the square root and the division once a row, two multiplications a cell.
   template <typename T>
-  __device__ static T finish(T acc, T x_norm2, T y_norm2) { return T(1) - acc / (clamped(x_norm2) * clamped(y_norm2)); }
+  __device__ static T norm_scale(T norm2) { return T(1) / clamped(norm2); }
   template <typename T>
-  __device__ static void weights(T e, T cost, T self_norm2, T other_norm2, T& w_self, T& w_other) {
-    w_other = -e / (clamped(self_norm2) * clamped(other_norm2));
-    w_self = sqrt(self_norm2) >= T(1e-8) ? e * (T(1) - cost) / self_norm2 : T(0);
+  __device__ static T finish(T acc, T x_scale, T y_scale) {
+    // One explicit fma: a contraction left to the compiler could differ between the kernels that
+    // inline this, and the fused, unfused and values-only forwards must see the same cost.
+    return fma(-(acc * x_scale), y_scale, T(1));
   }
 };
 
@@ -103,10 +109,6 @@ struct NegativeDot {
   __device__ static T add(T x, T y, T acc) { return fma(x, y, acc); }
   template <typename T>
   __device__ static T finish(T acc, T, T) { return -acc; }
-  template <typename T>
-  __device__ static void weights(T e, T, T, T, T& w_self, T& w_other) { w_self = T(0), w_other = -e; }
-  template <typename T>
-  __device__ static T derivative(T, T w_other, T, T other) { return w_other * other; }
 };
 
 // Metric's cost of x_i and y_j from x (batch x n x dim) and y (batch x m x dim), never stored: each
@@ -183,11 +185,13 @@ struct FeatureCost {
 #pragma unroll
         for (int q = 0; q < kSlice; ++q) out[r] = Metric::add(s.x[r][q], yv[q], out[r]);
     }
+    [[maybe_unused]] T x_scale = T(0), y_scale = T(0);
+    if constexpr (Metric::kNorms) x_scale = Metric::norm_scale(x_norm2), y_scale = Metric::norm_scale(y_norm2);
 #pragma unroll
     for (int r = 0; r < kStripRows; ++r) {
-      [[maybe_unused]] T row_norm2 = T(0);
-      if constexpr (Metric::kNorms) row_norm2 = __shfl_sync(0xffffffffu, x_norm2, r);
-      out[r] = Metric::finish(out[r], row_norm2, y_norm2);
+      [[maybe_unused]] T row_scale = T(0);
+      if constexpr (Metric::kNorms) row_scale = __shfl_sync(0xffffffffu, x_scale, r);
+      out[r] = Metric::finish(out[r], row_scale, y_scale);
     }
   }
 };
