@@ -104,12 +104,26 @@ def test_cuda_matches_the_float64_reference_at_every_gamma_and_scale(device, fus
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("fused", [True, False])
-def test_float32_overflow_gives_inf_value_and_nan_gradients_for_that_pair_only(device, fused):
+@pytest.mark.parametrize("dist", ["sqeuclidean", "euclidean"])
+def test_float32_overflow_gives_inf_value_and_nan_gradients_for_that_pair_only(device, fused, dist):
     x, y = pair(1.0, 300, dtype=torch.float32, device=device)
-    x[0] *= 1e20  # costs ~1e40: beyond float32
-    v, gx, gy = value_and_grads(x, y, gamma=1.0, fused=fused)
+    x[0] *= 1e20  # squared distances ~1e40: beyond float32, so the Euclidean cost is inf too
+    v, gx, gy = value_and_grads(x, y, gamma=1.0, fused=fused, dist=dist)
     assert v[0].item() == float("inf")
     assert torch.isnan(gx[0]).all() and torch.isnan(gy[0]).all()
-    v1, gx1, gy1 = value_and_grads(x[1:], y[1:], gamma=1.0, fused=fused)
+    v1, gx1, gy1 = value_and_grads(x[1:], y[1:], gamma=1.0, fused=fused, dist=dist)
     assert torch.isfinite(v[1]) and torch.isfinite(gx[1]).all() and torch.isfinite(gy[1]).all()
     assert rel(v[1:], v1) <= 1e-6 and rel(gx[1:], gx1) <= 1e-6 and rel(gy[1:], gy1) <= 1e-6
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("dist", ["sqeuclidean", "euclidean", "l1", "cosine", "negative_dot"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_nan_in_the_data_makes_that_pair_nan_and_leaves_the_others(device, fused, dist, dtype):
+    x, y = pair(1.0, 400, dtype=dtype, device=device)
+    x[0, 2, 1] = float("nan")
+    v = sdtw_torch.soft_dtw(x, y, gamma=1.0, fused=fused, dist=dist)
+    assert torch.isnan(v[0]), f"{dist}: a NaN feature must reach its pair's value, as in torch's losses"
+    want = sdtw_torch.soft_dtw(x[1:], y[1:], gamma=1.0, fused=fused, dist=dist)
+    assert torch.isfinite(v[1]) and rel(v[1:], want) <= 1e-6

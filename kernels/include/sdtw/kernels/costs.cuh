@@ -56,17 +56,19 @@ struct L1 {
   }
 };
 
-// sqrt(max(||x - y||^2, 1e-30)) as the unfused path: at the floor (coincident rows) the gradient is 0.
+// sqrt(max(||x - y||^2, 1e-30)) as the unfused path: at the floor (coincident rows) the gradient is
+// 0; a NaN distance stays NaN and +inf stays +inf, as clamp_min and sqrt keep them.
 struct Euclidean {
   static constexpr bool kNorms = false;
   template <typename T>
   __device__ static T add(T x, T y, T acc) { return SqEuclidean::add(x, y, acc); }
   template <typename T>
   __device__ static T finish(T acc, T, T) {
-    const T floored = acc > T(1e-30) ? acc : T(1e-30);
+    const T floored = acc <= T(1e-30) ? T(1e-30) : acc;
     // float: x * rsqrt(x) (rsqrtf's 2 ulp and one rounding) instead of the correctly rounded root's
-    // refinement and slow-path branch; every kernel computes a cost by this, so all agree.
-    if constexpr (sizeof(T) == 4) return floored * rsqrtf(floored);
+    // refinement and slow-path branch, except at +inf, where it would give inf * 0; every kernel
+    // computes a cost by this, so all agree.
+    if constexpr (sizeof(T) == 4) return floored < T(INFINITY) ? floored * rsqrtf(floored) : floored;
     else return sqrt(floored);
   }
   template <typename T>
