@@ -10,7 +10,9 @@ mse_loss (api torch-mse) measures what the host adds to any loss, by the same me
 second-order points (api module-double-backward, fused, float32, no torch.compile) the step is one
 Hessian-vector product through the loss: its gradient in x with create_graph=True, then
 <gradient, v>.backward() for a fixed direction v; its kernel time, launches and memory are of that
-whole step.
+whole step. At the named-cost points (api module-dist, fused, float32, no torch.compile) the
+module's step runs once per `dist` (squared Euclidean, L1, Euclidean, cosine, negative dot product),
+back to back in one process, so that step.md can divide each by squared Euclidean's.
 
     PYTHONPATH=harness/python:pytorch/python python3 pytorch/bench/step.py --out results/h100   # step.csv, step.json, step.md
 
@@ -27,24 +29,26 @@ import torch
 
 import sdtw_results
 import sdtw_torch
-from step_report import REFERENCE_API, SECOND_ORDER_API, STEPS, WARMUP, markdown
+from step_report import DIST_API, DISTS, REFERENCE_API, SECOND_ORDER_API, STEPS, WARMUP, markdown
 
 POINTS = ((16, 128, 64), (32, 128, 1), (32, 512, 64), (32, 1024, 64), (16, 2048, 64), (1, 32768, 8))
 COMPILE_POINTS = ((16, 128, 64), (32, 512, 64))
 SECOND_ORDER_POINTS = ((32, 512, 64),)
+DIST_POINTS = ((32, 512, 64), (16, 2048, 64))
 # Where each byte live at the step's peak was allocated (C++ frames of the allocation), first match wins.
 # An "xy" match counts only up to the size of an x- or y-shaped tensor in float64: the double
 # backward also casts cost-shaped tensors (_to_copy), which are not x or y.
 PEAK_PARTS = (
-    ("xy", ("sqeuclidean_backward_cuda", "sqeuclidean_cost_backward_cuda", "_to_copy", "mse_loss_backward")),
+    ("xy", ("sqeuclidean_backward_cuda", "sqeuclidean_cost_backward_cuda", "fused_backward_cuda", "_to_copy",
+            "mse_loss_backward")),
     ("alignment", ("alignment_backward_cuda", "cost_backward_cuda")),
     ("cost", ("sqeuclidean_cost_cuda",)),
-    ("state", ("sqeuclidean_forward_cuda", "cost_forward_cuda")),
+    ("state", ("sqeuclidean_forward_cuda", "fused_forward_cuda", "cost_forward_cuda")),
 )
 EXTRA_COLUMNS = (
     "precision graph_ms compile_ms kernel_ms launches memsets eager_over_graph compile_over_graph step_bytes xy_bytes "
     "bytes_per_cell state_bytes_per_cell peak_state_bpc peak_cost_bpc peak_alignment_bpc peak_other_bpc "
-    "peak_rounding_bpc compile_skips"
+    "peak_rounding_bpc compile_skips dist"
 ).split()
 COLUMNS = sdtw_results.header(EXTRA_COLUMNS)
 BASE_SEED, GAMMA, MIB = 0, 1.0, float(1 << 20)
@@ -54,10 +58,12 @@ def mse_per_pair(x, y):
     return torch.nn.functional.mse_loss(x, y, reduction="none").sum((1, 2))
 
 
-def loss_function(api, mode, gamma=1.0):
+def loss_function(api, mode, gamma=1.0, dist="sqeuclidean"):
     fused = mode == "fused"
     if api == REFERENCE_API:
         return mse_per_pair
+    if api == DIST_API:
+        return sdtw_torch.SoftDTW(gamma=gamma, fused=fused, dist=dist)
     if api == "module":
         return sdtw_torch.SoftDTW(gamma=gamma, fused=fused)
     return lambda x, y: sdtw_torch.soft_dtw(x, y, gamma=gamma, fused=fused)
@@ -219,19 +225,20 @@ def peak_parts(trace, peak, xy_limit):
     return parts
 
 
-def point_row(args, b, n, d, api, mode, precision):
+def point_row(args, b, n, d, api, mode, precision, dist):
     """The common columns of a point before it runs (the eager step's time and memory fill the rest)."""
     impl = "torch-mse" if api == REFERENCE_API else f"ours_{mode}"
-    return dict(grid=args.grid, impl=impl, api=api, mode="" if api == REFERENCE_API else mode, device="cuda",
+    return dict(grid=args.grid, impl=impl, api=api, mode="" if api == REFERENCE_API else mode,
+                dist="" if api == REFERENCE_API else dist, device="cuda",
                 dtype="float32" if precision == "float32" else "bfloat16", B=b, N=n, M=n, D=d, gamma=GAMMA,
                 bandwidth="none", normalize=False, disposition="passed", warmup=args.warmup, verified="off",
                 seed=sdtw_results.point_seed(BASE_SEED, b, n, n, d), gpu=str(torch.cuda.current_device()),
                 precision=precision)
 
 
-def run_point(args, b, n, d, api, mode, precision):
+def run_point(args, b, n, d, api, mode, precision, dist="sqeuclidean"):
     start = time.monotonic()
-    row = point_row(args, b, n, d, api, mode, precision)
+    row = point_row(args, b, n, d, api, mode, precision, dist)
     dtype = torch.float32 if precision == "float32" else torch.bfloat16
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()  # the absolute peak counts from the point's start
@@ -241,7 +248,7 @@ def run_point(args, b, n, d, api, mode, precision):
         v = sdtw_results.make_inputs(row["seed"] ^ 1, b, n, 1, d, device="cuda")[0]
         step = make_double_backward_step(loss_fn, v)
     else:
-        loss_fn = loss_function(api, mode, GAMMA)
+        loss_fn = loss_function(api, mode, GAMMA, dist)
         step = make_step(loss_fn, precision)
     cells = b * n * n
     try:
@@ -260,7 +267,7 @@ def run_point(args, b, n, d, api, mode, precision):
                                   if api != REFERENCE_API else 0.0),
         )
         row["eager_over_graph"] = row["time_ms_median"] / graph_ms
-        if (b, n, d) in args.compile_points and precision == "float32" and api != SECOND_ORDER_API:
+        if (b, n, d) in args.compile_points and precision == "float32" and api not in (SECOND_ORDER_API, DIST_API):
             times, skips = compile_times(loss_fn, precision, x0, y0, args.warmup, args.steps)
             row.update(compile_ms=sdtw_results.nearest_rank(times, 0.5), compile_skips=skips)
             row["compile_over_graph"] = row["compile_ms"] / graph_ms
@@ -287,6 +294,9 @@ def main(argv=None):
     parser.add_argument("--second-order-points", default=None,
                         help="points that also time the double-backward step, fused (B,N,D;...; "
                              "default: 32,512,64 without --points, none with it)")
+    parser.add_argument("--dist-points", default=None,
+                        help="points that also time the module's step for each named dist, fused (B,N,D;...; "
+                             "default: 32,512,64;16,2048,64 without --points, none with it)")
     parser.add_argument("--no-compile", action="store_true",
                         help="no torch.compile at any point (its first compilation takes a minute)")
     parser.add_argument("--apis", default="module,functional")
@@ -303,6 +313,10 @@ def main(argv=None):
         second_order_points = parse(args.second_order_points)
     else:  # given points replace the default grid, its second-order point included
         second_order_points = () if args.points else SECOND_ORDER_POINTS
+    if args.dist_points is not None:
+        dist_points = parse(args.dist_points)
+    else:
+        dist_points = () if args.points else DIST_POINTS
     if args.no_compile:
         if args.compile_points is not COMPILE_POINTS:
             parser.error("--no-compile: --compile-points names points to compile; give one or the other")
@@ -324,6 +338,9 @@ def main(argv=None):
         # Fused only: the unfused loss frees the cost it computed, so its double backward is refused.
         for b, n, d in second_order_points:
             record(writer, rows, run_point(args, b, n, d, SECOND_ORDER_API, "fused", "float32"))
+        for b, n, d in dist_points:
+            for dist in DISTS:
+                record(writer, rows, run_point(args, b, n, d, DIST_API, "fused", "float32", dist))
     return 0
 
 

@@ -369,16 +369,72 @@ def test_no_compile_runs_no_point_through_torch_compile(monkeypatch, tmp_path):
         step.main(["--out", str(tmp_path), "--no-compile", "--compile-points", "16,128,64"])
 
 
-def test_default_grid_times_the_double_backward_step_at_its_point(monkeypatch, tmp_path):
+def _grid(monkeypatch):
+    """step.py's main with run_point recording the points it is given in place of running them."""
     step = _bench("step")
     seen = []
     monkeypatch.setattr(step.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(step.sdtw_results, "collect", lambda *a, **k: {})
     monkeypatch.setattr(step, "run_point", lambda args, *point: seen.append(point))
     monkeypatch.setattr(step, "record", lambda *a: None)
+    return step, seen
+
+
+def test_default_grid_times_the_double_backward_step_at_its_point(monkeypatch, tmp_path):
+    step, seen = _grid(monkeypatch)
     assert step.main(["--out", str(tmp_path), "--no-compile"]) == 0
     second = [p for p in seen if p[3] == step.SECOND_ORDER_API]
     assert second == [(32, 512, 64, step.SECOND_ORDER_API, "fused", "float32")]
     seen.clear()
     step.main(["--out", str(tmp_path), "--no-compile", "--points", "16,128,64", "--second-order-points", "8,64,2"])
     assert [p for p in seen if p[3] == step.SECOND_ORDER_API][0][:3] == (8, 64, 2)
+
+
+def test_default_grid_times_each_named_dist_at_its_points(monkeypatch, tmp_path):
+    step, seen = _grid(monkeypatch)
+    assert step.main(["--out", str(tmp_path), "--no-compile"]) == 0
+    named = [p for p in seen if p[3] == step.DIST_API]
+    assert named == [(b, n, d, step.DIST_API, "fused", "float32", dist)
+                     for b, n, d in ((32, 512, 64), (16, 2048, 64))
+                     for dist in ("sqeuclidean", "l1", "euclidean", "cosine", "negative_dot")]
+    seen.clear()
+    step.main(["--out", str(tmp_path), "--no-compile", "--points", "16,128,64"])
+    assert not [p for p in seen if p[3] == step.DIST_API]  # given points replace the default grid
+    seen.clear()
+    step.main(["--out", str(tmp_path), "--no-compile", "--points", "16,128,64", "--dist-points", "4,33,5"])
+    assert [p[:3] for p in seen if p[3] == step.DIST_API] == [(4, 33, 5)] * 5
+
+
+@pytest.mark.parametrize("dist", ["l1", "euclidean", "cosine", "negative_dot"])
+def test_named_dist_step_is_the_module_with_that_dist(dist):
+    """The loss that a module-dist row times is SoftDTW with that dist, fused: the same values and
+    gradients as the functional form with the same keywords (CPU, float64)."""
+    step = _bench("step")
+    g = torch.Generator().manual_seed(5)
+    x0, y0 = torch.randn(3, 9, 4, generator=g, dtype=torch.float64), torch.randn(3, 7, 4, generator=g,
+                                                                                 dtype=torch.float64)
+    loss_fn = step.loss_function(step.DIST_API, "fused", 0.6, dist)
+    assert isinstance(loss_fn, sdtw_torch.SoftDTW)
+    x, y = step.leaves(x0, y0)
+    step.make_step(loss_fn, "float32")(x, y)
+    x_ref, y_ref = step.leaves(x0, y0)
+    expected = sdtw_torch.soft_dtw(x_ref, y_ref, gamma=0.6, dist=dist, fused=True)
+    expected.sum().backward()
+    torch.testing.assert_close(loss_fn(x0, y0), expected.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-12, atol=1e-12)
+    plain = sdtw_torch.soft_dtw(x0, y0, gamma=0.6)
+    assert not torch.allclose(loss_fn(x0, y0), plain)  # another cost than squared Euclidean
+
+
+def test_step_report_divides_each_named_dist_by_sqeuclidean():
+    report = _report()
+    rows = [_row(api=report.DIST_API, B=32, N=512, M=512, dist=d, time_ms_median=t, graph_ms=gr)
+            for d, t, gr in (("sqeuclidean", "0.6", "0.5"), ("l1", "0.66", "0.6"), ("cosine", "0.9", "0.55"))]
+    rows.append(_row(api=report.DIST_API, B=16, N=2048, M=2048, dist="l1", time_ms_median="3"))
+    text = report.markdown([_row()] + rows, META)
+    main, named = text.split("## Named costs: the module's step for each dist")
+    assert "module-dist" not in main
+    assert "| 32 | 512 | 64 | l1 | 0.66 (" in named and "| 0.6 | 1.1 | 1.2 |" in named  # 0.66/0.6, 0.6/0.5
+    assert "| 0.55 | 1.5 | 1.1 |" in named  # cosine: 0.9/0.6, 0.55/0.5
+    assert "| 16 | 2048 | 64 | l1 | 3 (" in named and "| - | - |" in named  # no sqeuclidean row at that point
+    assert "Named costs" not in report.markdown([_row()], META)
