@@ -62,10 +62,8 @@ def loss_function(api, mode, gamma=1.0, dist="sqeuclidean"):
     fused = mode == "fused"
     if api == REFERENCE_API:
         return mse_per_pair
-    if api == DIST_API:
+    if api in ("module", DIST_API):
         return sdtw_torch.SoftDTW(gamma=gamma, fused=fused, dist=dist)
-    if api == "module":
-        return sdtw_torch.SoftDTW(gamma=gamma, fused=fused)
     return lambda x, y: sdtw_torch.soft_dtw(x, y, gamma=gamma, fused=fused)
 
 
