@@ -4,8 +4,9 @@ E is 0? With A' the kernels' A less E R_dot(end) / gamma:
     E_dot(c) = A'(c) + E(c) (G(c) - R_dot(c) + R_dot(end)) / gamma,  R_dot(end) = <E, G>,
 so E and A' need no R_dot, and R_dot is needed only where E != 0 (a predecessor with a weight into a
 cell where E != 0 has E != 0 itself, up to float64 underflow of the product). This checks both
-against hvp_quantised.sweeps on the same float32 weights, and counts the 32 x 32 tiles and the
-pieces (8 steps of a 32-row strip) whose E is all 0, at the kernel benchmark's inputs (standard
+against hvp_quantised.sweeps on the same float32 weights; then R_dot set to 0 on every piece (8
+forward steps of a 32-row strip, as the forward sweep skips them) where E and A' are 0; and counts
+the 32 x 32 tiles and the pieces whose E is all 0, at the kernel benchmark's inputs (standard
 normal, D 64, gamma 1). CPU, numpy. Run: python3 hvp_reordered.py [N ...]"""
 import sys
 
@@ -14,8 +15,9 @@ import numpy as np
 from hvp_quantised import soft_dtw_R, sweeps, weights_of
 
 
-def reordered(W, Z, gamma):
-    """E and A' backward, then R_dot forward only where E != 0, then E_dot."""
+def reordered(W, Z, gamma, dead_pieces=False):
+    """E and A' backward, then R_dot forward only where E != 0 (or, with dead_pieces, everywhere but
+    on the pieces where E and A' are all 0, as the kernel), then E_dot."""
     N, M = Z.shape
     E = np.zeros((N + 2, M + 2))
     A = np.zeros((N + 2, M + 2))
@@ -34,13 +36,28 @@ def reordered(W, Z, gamma):
             A[i, j] = a - e * Z[i - 1, j - 1] / gamma
     E, A = E[1:N + 1, 1:M + 1], A[1:N + 1, 1:M + 1]
     r_end = float((E * Z).sum())
+    dead = dead_cells(E, A) if dead_pieces else None
     Rdot = np.zeros((N + 1, M + 1))
     for i in range(1, N + 1):
         for j in range(1, M + 1):
-            if E[i - 1, j - 1] != 0:
+            if (not dead[i - 1, j - 1]) if dead_pieces else E[i - 1, j - 1] != 0:
                 Rdot[i, j] = Z[i - 1, j - 1] + W[i, j] @ [Rdot[i - 1, j - 1], Rdot[i - 1, j], Rdot[i, j - 1]]
     Edot = A + E * (Z - Rdot[1:, 1:] + r_end) / gamma
     return E, Edot
+
+
+def dead_cells(E, A, rows=32, steps=8):
+    """The cells of the forward pieces (a strip's rows, forward steps t = j + lane in [8k, 8k + 8)) on
+    which E and A' are all 0."""
+    N, M = E.shape
+    dead = np.zeros((N, M), bool)
+    for r in range(0, N, rows):
+        for t0 in range(0, M + rows - 1, steps):
+            cells = [(r + l, t - l) for l in range(min(rows, N - r)) for t in range(t0, t0 + steps) if 0 <= t - l < M]
+            if cells and all(E[c] == 0 and A[c] == 0 for c in cells):
+                for c in cells:
+                    dead[c] = True
+    return dead
 
 
 def zero_shares(E, rows=32, steps=8):
@@ -69,6 +86,16 @@ def main():
             E1, Edot1 = reordered(W, Z, gamma)
             print(f"N {n} M {n - 5} D 8 gamma {gamma:g}: E max diff {np.abs(E1 - E0).max():.1e}, E_dot max diff / max "
                   f"{np.abs(Edot1 - Edot0).max() / np.abs(Edot0).max():.1e}, E == 0 on {np.mean(E0 == 0):.2f} of the cells")
+    for (n, m, d, gamma, seed) in ((300, 290, 6, 0.1, 0), (64, 95, 5, 0.05, 1), (200, 200, 64, 1.0, 2)):
+        g = np.random.default_rng(seed)
+        x, y = g.standard_normal((n, d)).astype(np.float32), g.standard_normal((m, d)).astype(np.float32)
+        D = ((x[:, None] - y[None]) ** 2).sum(-1, dtype=np.float32).astype(np.float64)
+        Z = g.standard_normal(D.shape)
+        W = weights_of(soft_dtw_R(D, gamma), gamma, float32=True)
+        _, Edot0 = sweeps(W, Z, gamma)
+        _, Edot1 = reordered(W, Z, gamma, dead_pieces=True)
+        print(f"{n} x {m} D {d} gamma {gamma:g}, R_dot 0 on dead pieces: E_dot max diff / max "
+              f"{np.abs(Edot1 - Edot0).max() / np.abs(Edot0).max():.2e}")
     for seed in range(2):
         g = np.random.default_rng(seed)
         x, y = g.standard_normal((512, 64)).astype(np.float32), g.standard_normal((512, 64)).astype(np.float32)
