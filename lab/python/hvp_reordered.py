@@ -36,41 +36,49 @@ def reordered(W, Z, gamma, dead_pieces=False):
             A[i, j] = a - e * Z[i - 1, j - 1] / gamma
     E, A = E[1:N + 1, 1:M + 1], A[1:N + 1, 1:M + 1]
     r_end = float((E * Z).sum())
-    dead = dead_cells(E, A) if dead_pieces else None
+    computed = ~dead_cells(E, A) if dead_pieces else E != 0
     Rdot = np.zeros((N + 1, M + 1))
     for i in range(1, N + 1):
         for j in range(1, M + 1):
-            if (not dead[i - 1, j - 1]) if dead_pieces else E[i - 1, j - 1] != 0:
+            if computed[i - 1, j - 1]:
                 Rdot[i, j] = Z[i - 1, j - 1] + W[i, j] @ [Rdot[i - 1, j - 1], Rdot[i - 1, j], Rdot[i, j - 1]]
     Edot = A + E * (Z - Rdot[1:, 1:] + r_end) / gamma
     return E, Edot
 
 
-def dead_cells(E, A, rows=32, steps=8):
-    """The cells of the forward pieces (a strip's rows, forward steps t = j + lane in [8k, 8k + 8)) on
-    which E and A' are all 0."""
-    N, M = E.shape
-    dead = np.zeros((N, M), bool)
+def pieces(N, M, rows=32, steps=8):
+    """The kernels' pieces, each a list of cells: a strip's rows (lane l on row r + l) over 8 forward
+    steps t = j + l."""
     for r in range(0, N, rows):
         for t0 in range(0, M + rows - 1, steps):
             cells = [(r + l, t - l) for l in range(min(rows, N - r)) for t in range(t0, t0 + steps) if 0 <= t - l < M]
-            if cells and all(E[c] == 0 and A[c] == 0 for c in cells):
-                for c in cells:
-                    dead[c] = True
+            if cells:
+                yield cells
+
+
+def dead_cells(E, A):
+    """The cells of the pieces on which E and A' are all 0."""
+    dead = np.zeros(E.shape, bool)
+    for cells in pieces(*E.shape):
+        if all(E[c] == 0 and A[c] == 0 for c in cells):
+            for c in cells:
+                dead[c] = True
     return dead
 
 
-def zero_shares(E, rows=32, steps=8):
-    """Shares of 32 x 32 tiles and of pieces (a strip's 32 rows, 8 anti-diagonal steps) with E all 0."""
+def zero_shares(E):
+    """Shares of 32 x 32 tiles and of pieces with E all 0."""
     N, M = E.shape
-    tiles = [(E[r:r + rows, c:c + 32] == 0).all() for r in range(0, N, rows) for c in range(0, M, 32)]
-    pieces = []
-    for r in range(0, N, rows):
-        for t0 in range(0, M + rows - 1, steps):
-            cells = [E[r + l, t - l] for l in range(min(rows, N - r)) for t in range(t0, t0 + steps) if 0 <= t - l < M]
-            if cells:
-                pieces.append(all(v == 0 for v in cells))
-    return np.mean(tiles), np.mean(pieces)
+    tiles = [(E[r:r + 32, c:c + 32] == 0).all() for r in range(0, N, 32) for c in range(0, M, 32)]
+    return np.mean(tiles), np.mean([all(E[c] == 0 for c in cells) for cells in pieces(N, M)])
+
+
+def benchmark_cost(n, m, d, seed):
+    """The kernel benchmark's kind of pair: standard normal float32 series, their float32 squared
+    Euclidean cost widened to float64; and the generator, for a direction after it."""
+    g = np.random.default_rng(seed)
+    x, y = g.standard_normal((n, d)).astype(np.float32), g.standard_normal((m, d)).astype(np.float32)
+    return ((x[:, None] - y[None]) ** 2).sum(-1, dtype=np.float32).astype(np.float64), g
 
 
 def main():
@@ -87,9 +95,7 @@ def main():
             print(f"N {n} M {n - 5} D 8 gamma {gamma:g}: E max diff {np.abs(E1 - E0).max():.1e}, E_dot max diff / max "
                   f"{np.abs(Edot1 - Edot0).max() / np.abs(Edot0).max():.1e}, E == 0 on {np.mean(E0 == 0):.2f} of the cells")
     for (n, m, d, gamma, seed) in ((300, 290, 6, 0.1, 0), (64, 95, 5, 0.05, 1), (200, 200, 64, 1.0, 2)):
-        g = np.random.default_rng(seed)
-        x, y = g.standard_normal((n, d)).astype(np.float32), g.standard_normal((m, d)).astype(np.float32)
-        D = ((x[:, None] - y[None]) ** 2).sum(-1, dtype=np.float32).astype(np.float64)
+        D, g = benchmark_cost(n, m, d, seed)
         Z = g.standard_normal(D.shape)
         W = weights_of(soft_dtw_R(D, gamma), gamma, float32=True)
         _, Edot0 = sweeps(W, Z, gamma)
@@ -97,14 +103,12 @@ def main():
         print(f"{n} x {m} D {d} gamma {gamma:g}, R_dot 0 on dead pieces: E_dot max diff / max "
               f"{np.abs(Edot1 - Edot0).max() / np.abs(Edot0).max():.2e}")
     for seed in range(2):
-        g = np.random.default_rng(seed)
-        x, y = g.standard_normal((512, 64)).astype(np.float32), g.standard_normal((512, 64)).astype(np.float32)
-        D = ((x[:, None] - y[None]) ** 2).sum(-1, dtype=np.float32).astype(np.float64)
+        D, _ = benchmark_cost(512, 512, 64, seed)
         W = weights_of(soft_dtw_R(D, 1.0), 1.0, float32=True)
         E, _ = sweeps(W, np.zeros(D.shape), 1.0)
-        tiles, pieces = zero_shares(E)
+        tile_share, piece_share = zero_shares(E)
         print(f"N 512 D 64 gamma 1 seed {seed}: E == 0 on {np.mean(E == 0):.3f} of the cells, "
-              f"{tiles:.3f} of the 32 x 32 tiles, {pieces:.3f} of the pieces")
+              f"{tile_share:.3f} of the 32 x 32 tiles, {piece_share:.3f} of the pieces")
 
 
 if __name__ == "__main__":
