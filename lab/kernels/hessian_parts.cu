@@ -2,8 +2,9 @@
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
 // product with the float64 weights' one on the same float32 cost over gamma. Last, the forward and
-// an R_dot sweep (on another workspace) on two streams at once. Usage: hessian_parts B N [M]
-// [accuracy] (M = N by default; N = 32 and a long M give strips that wait on no other strip).
+// an R_dot sweep (on another workspace) on two streams at once. Usage: [SDTW_PARTS_DIM=d]
+// hessian_parts B N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on
+// no other strip; the costs are uniform on [0, 8), or with SDTW_PARTS_DIM the benchmark's kind).
 // Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17 -arch=sm_90
 // --expt-relaxed-constexpr -Ikernels/include lab/kernels/hessian_parts.cu kernels/src/workspace.cpp
 #include <algorithm>
@@ -50,6 +51,24 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   std::vector<T> Dh(B * N * M);
   std::vector<double> Gh(B * N * M);
   for (auto& v : Dh) v = static_cast<T>(cost(rng));
+  // SDTW_PARTS_DIM=d: the kernel benchmark's kind of cost instead, squared distances of standard
+  // normal series in d features (E is then 0 on most of a long pair).
+  if (const char* dim = std::getenv("SDTW_PARTS_DIM")) {
+    const int64_t d = std::atoll(dim);
+    std::vector<float> x(B * N * d), y(B * M * d);
+    for (auto& v : x) v = static_cast<float>(normal(rng));
+    for (auto& v : y) v = static_cast<float>(normal(rng));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < M; ++j) {
+          float c = 0;
+          for (int64_t k = 0; k < d; ++k) {
+            const float diff = x[(b * N + i) * d + k] - y[(b * M + j) * d + k];
+            c += diff * diff;
+          }
+          Dh[(b * N + i) * M + j] = static_cast<T>(c);
+        }
+  }
   for (auto& v : Gh) v = normal(rng);
   T* D; double* G; double* E_dot; double* r_dot; T* values; float* fvalues; int* bad; void* ws; void* fws;
   const detail::WorkspaceLayout w = detail::workspace_layout(p, 16, 32);
