@@ -1,8 +1,9 @@
 // Times the Hessian-vector product's three launches apart (the forward that saves the weights, the
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
-// product with the float64 weights' one on the same float32 cost over gamma. Last, the forward and
-// an R_dot sweep (on another workspace) on two streams at once. Usage: [SDTW_PARTS_DIM=d]
+// product with the float64 weights' one on the same float32 cost over gamma. Then the R_dot sweep's
+// chain alone (float32 weights), and last the forward and an R_dot sweep (on another workspace) on
+// two streams at once. Usage: [SDTW_PARTS_DIM=d]
 // hessian_parts B N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on
 // no other strip; the costs are uniform on [0, 8), or with SDTW_PARTS_DIM the benchmark's kind).
 // Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17 -arch=sm_90
@@ -11,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "../../kernels/src/hessian_product.cuh"
@@ -40,6 +43,177 @@ float median_ms(F&& f) {
   CHECK(cudaGetLastError());
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+
+// The R_dot sweep's chain alone: the same strips, steps, shuffles, selects and ring as
+// hessian_forward_sweep, with each cell's weights and G made in registers instead of loaded and R_dot
+// not stored. Its step against the real sweep's is what the loads and stores cost a step.
+__global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail::HessianProductArgs<detail::FloatWeights> a) {
+  using namespace detail;
+  using State = FloatWeights;
+  const int lane = threadIdx.x & 31;
+  const Schedule& s = a.s;
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    Strip strip;
+    if (!begin_strip(s, ticket, false, strip)) continue;
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const bool writes_ring = strip.row0 + kWarp < rows && lane == kWarp - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m;
+    uint64_t* ring_in = a.ring + strip.previous * s.m;
+    const int last_step = cols + kWarp - 1, j_end = i < rows ? cols : 0;
+    double left = 0.0, diag = 0.0, out = 0.0;
+    const auto in_grid_of = [&](int t0) { return step_mask(lane - t0, j_end - t0 + lane); };
+    await_claim(s, strip.id, strip.order);
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
+      double border = 0.0;
+      const bool reads_border = strip.k > 0 && t0 + lane < cols;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w = ring_load(ring_in + t0 + lane);
+        if (w != 0) border = unseal(w);
+        return w != 0;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, t = t0 + step, j = t - lane;
+          const bool active = (in_grid >> step) & 1u;
+          double up = __shfl_up_sync(kFullMask, out, 1);
+          const double border_j = __shfl_sync(kFullMask, border, step);
+          up = lane == 0 ? border_j : up;
+          const Weights<State> w(active ? FloatPair{0.25f + 0.001f * (t & 7), 0.25f} : State::empty());
+          const double g = 0.001 * ((t + lane) & 15);
+          const double r_dot = active ? g + w.diag * diag + w.up * up + w.left * left : 0.0;
+          ring_store(ring_out + j, seal(r_dot), writes_ring && active);
+          left = r_dot;
+          diag = up;
+          out = r_dot;
+        }
+      }
+      ring_store(ring_in + t0 + lane, 0, reads_border);
+      __syncwarp();
+    }
+    if (lane == kWarp - 1) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
+}
+
+
+// The R_dot sweep with its inputs staged: each block is a strip's two warps, a loader that copies
+// the weights and G of the pieces ahead into shared memory (kStagedSlots pieces in flight) and the
+// chain's warp, which reads them from there, so that no global load waits on the chain. Named
+// barriers hand the slots over (full: 1 + slot, empty: 1 + kStagedSlots + slot). Same arithmetic
+// as hessian_forward_sweep, so its R_dot is the same bit for bit.
+constexpr int kStagedSlots = 4;
+
+__device__ inline void bar_sync(int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+__device__ inline void bar_arrive(int id) { asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory"); }
+
+__global__ void __launch_bounds__(2 * detail::kWarp) staged_r_dot_sweep(detail::HessianProductArgs<detail::FloatWeights> a) {
+  using namespace detail;
+  using State = FloatWeights;
+  __shared__ FloatPair word_slot[kStagedSlots][kBorderPiece][kWarp];
+  __shared__ double g_slot[kStagedSlots][kBorderPiece][kWarp];
+  __shared__ long long shared_ticket;
+  const int lane = threadIdx.x & 31;
+  const bool loader = threadIdx.x >= kWarp;
+  const Schedule& s = a.s;
+  for (;;) {
+    if (!loader) {
+      const int64_t t = take_ticket(s.ticket);
+      if (lane == 0) shared_ticket = t;
+    }
+    __syncthreads();
+    const int64_t ticket = shared_ticket;
+    __syncthreads();
+    if (ticket >= s.total()) break;
+    Strip strip;
+    if (loader) {
+      if (!locate_strip(s, ticket, false, strip)) continue;
+    } else if (!begin_strip(s, ticket, false, strip)) {
+      continue;
+    }
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const int last_step = cols + kWarp - 1, j_end = i < rows ? cols : 0;
+    const int pieces = (last_step + kWarp - 1) / kWarp * kPieces;
+    const auto in_grid_of = [&](int t0) { return step_mask(lane - t0, j_end - t0 + lane); };
+    const int64_t first_word = state_index(strip.b * s.strips + strip.k, s.m, 0, lane);
+    if (loader) {
+      const typename State::Word* st = a.state + first_word;
+      const double* g_row = a.G + row_offset(s, strip.b, i, rows);
+      for (int k = 0; k < pieces; ++k) {
+        const int slot = k % kStagedSlots, t0 = k / kPieces * kWarp, piece = k % kPieces;
+        if (k >= kStagedSlots) bar_sync(1 + kStagedSlots + slot);
+        const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, t = t0 + step;
+          const bool active = (in_grid >> step) & 1u;
+          word_slot[slot][q][lane] = active ? st[static_cast<int64_t>(t) * kWarp] : State::empty();
+          g_slot[slot][q][lane] = __ldg(g_row + clamp_column(t - lane, cols));
+        }
+        bar_arrive(1 + slot);
+      }
+      continue;
+    }
+    const bool writes_ring = strip.row0 + kWarp < rows && lane == kWarp - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m;
+    uint64_t* ring_in = a.ring + strip.previous * s.m;
+    double* r_dot_out = a.r_dot + first_word;
+    double left = 0.0, diag = 0.0, out = 0.0;
+    bool bad = false;
+    await_claim(s, strip.id, strip.order);
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
+      double border = 0.0;
+      const bool reads_border = strip.k > 0 && t0 + lane < cols;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w = ring_load(ring_in + t0 + lane);
+        if (w != 0) border = unseal(w);
+        return w != 0;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        const int k = t0 / kWarp * kPieces + piece, slot = k % kStagedSlots;
+        bar_sync(1 + slot);
+        FloatPair word[kBorderPiece];
+        double g[kBorderPiece];
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          word[q] = word_slot[slot][q][lane];
+          g[q] = g_slot[slot][q][lane];
+        }
+        if (k < pieces - kStagedSlots) bar_arrive(1 + kStagedSlots + slot);
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, t = t0 + step, j = t - lane;
+          const bool active = (in_grid >> step) & 1u;
+          double up = __shfl_up_sync(kFullMask, out, 1);
+          const double border_j = __shfl_sync(kFullMask, border, step);
+          up = lane == 0 ? border_j : up;
+          const Weights<State> w(word[q]);
+          const double r_dot = active ? g[q] + w.diag * diag + w.up * up + w.left * left : 0.0;
+          bad |= active && !isfinite(g[q]);
+          if (active) r_dot_out[static_cast<int64_t>(t) * kWarp] = r_dot;
+          ring_store(ring_out + j, seal(r_dot), writes_ring && active);
+          left = r_dot;
+          diag = up;
+          out = r_dot;
+        }
+      }
+      ring_store(ring_in + t0 + lane, 0, reads_border);
+      __syncwarp();
+    }
+    if (__any_sync(kFullMask, bad) && lane == 0) a.bad_direction[strip.b] = 1;
+    if (lane == kWarp - 1) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
 }
 
 template <typename T, typename State>
@@ -113,6 +287,32 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   const float all = median_ms([&] { forward(); sweep1(); sweep2(); });
   std::printf("%s B %lld N %lld M %lld: first-order float32 forward %.3f ms | product: forward %.3f ms, R_dot sweep %.3f ms, E/A sweep %.3f ms, all three %.3f ms\n",
               name, (long long)B, (long long)N, (long long)M, t32, tf, ts1, ts2, all);
+  if constexpr (std::is_same_v<State, detail::FloatWeights>) {
+    const int grid = detail::grid_for<double, chain_only_sweep>(args.s.total());
+    const float tc = median_ms([&] { chain_only_sweep<<<grid, 64>>>(args); });
+    std::printf("%s B %lld N %lld M %lld: the R_dot sweep's chain alone (no loads, no R_dot stores) %.3f ms\n", name,
+                (long long)B, (long long)N, (long long)M, tc);
+    // The staged sweep's R_dot against hessian_forward_sweep's, word for word, then its time.
+    std::vector<double> want((B * w.strips * M + 31) * 32), got(want.size());
+    CHECK(cudaMemset(r_dot, 0, want.size() * 8));
+    forward();
+    sweep1();
+    CHECK(cudaMemcpy(want.data(), r_dot, want.size() * 8, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(r_dot, 0, want.size() * 8));
+    int blocks = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, staged_r_dot_sweep, 64, 0));
+    int sms = 0;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int staged_grid = static_cast<int>(std::min<int64_t>(args.s.total(), int64_t{blocks} * sms));
+    staged_r_dot_sweep<<<staged_grid, 64>>>(args);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(got.data(), r_dot, got.size() * 8, cudaMemcpyDeviceToHost));
+    int64_t differ = 0;
+    for (std::size_t k = 0; k < want.size(); ++k) differ += std::memcmp(&want[k], &got[k], 8) != 0;
+    const float tstaged = median_ms([&] { staged_r_dot_sweep<<<staged_grid, 64>>>(args); });
+    std::printf("%s B %lld N %lld M %lld: staged R_dot sweep %.3f ms (%d blocks an SM), %lld of %zu words differ from the R_dot sweep's\n",
+                name, (long long)B, (long long)N, (long long)M, tstaged, blocks, (long long)differ, want.size());
+  }
   // Whether an R_dot sweep can run beside a forward without slowing it: the forward on ws, on one
   // stream, while the sweep runs on a second workspace's weights (a finished forward's), on another.
   void* ws2;
