@@ -1,9 +1,9 @@
 // Times the Hessian-vector product's three launches apart (the forward that saves the weights, the
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
-// product with the float64 weights' one on the same float32 cost over gamma. Then the R_dot sweep's
-// chain alone (float32 weights), and last the forward and an R_dot sweep (on another workspace) on
-// two streams at once. Usage: [SDTW_PARTS_DIM=d]
+// product with the float64 weights' one on the same float32 cost over gamma. Then each sweep's
+// chain alone and the R_dot sweep with staged inputs (float32 weights), and last the forward and an
+// R_dot sweep (on another workspace) on two streams at once. Usage: [SDTW_PARTS_DIM=d]
 // hessian_parts B N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on
 // no other strip; the costs are uniform on [0, 8), or with SDTW_PARTS_DIM the benchmark's kind).
 // Target sdtw_hessian_parts (-DSDTW_BUILD_LAB=ON), or by hand: nvcc -O3 -std=c++17 -arch=sm_90
@@ -102,6 +102,91 @@ __global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail:
   finish_launch(s);
 }
 
+
+// The E / A sweep's chain alone, as chain_only_sweep for the R_dot sweep: hessian_backward_sweep's
+// strips, steps, shuffles, selects and ring, with the weights (the cell's and the one below), G and
+// R_dot made in registers and E_dot not stored.
+__global__ void __launch_bounds__(2 * detail::kWarp) chain_only_backward_sweep(detail::HessianProductArgs<detail::FloatWeights> a) {
+  using namespace detail;
+  using State = FloatWeights;
+  const int lane = threadIdx.x & 31;
+  const Schedule& s = a.s;
+  constexpr int kWords = kBackwardBorderWords;
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    Strip strip;
+    if (!begin_strip(s, ticket, true, strip)) continue;
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const bool fed_from_below = strip.row0 + kWarp < rows;
+    const bool writes_ring = strip.k > 0 && lane == 0;
+    uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
+    uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
+    const int last_step = cols + kWarp - 1;
+    const double inv_gamma = a.inv_gamma;
+    double e_right = 0.0, a_right = 0.0, e_diag_prev = 0.0, a_diag_prev = 0.0, e_out = 0.0, a_out = 0.0;
+    const auto in_grid_of = [&](int t0) {
+      return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
+    };
+    await_claim(s, strip.id, strip.order);
+    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
+      double border_e = 0.0, border_a = 0.0;
+      const int jb = cols - 1 - t0 - lane;
+      const bool reads_border = fed_from_below && jb >= 0;
+      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
+        const bool in = w0 != 0 && w1 != 0;
+        if (in) {
+          border_e = unseal(w0);
+          border_a = unseal(w1);
+        }
+        return in;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
+          double e_below = __shfl_down_sync(kFullMask, e_out, 1);
+          double a_below = __shfl_down_sync(kFullMask, a_out, 1);
+          const double border_e_j = __shfl_sync(kFullMask, border_e, step);
+          const double border_a_j = __shfl_sync(kFullMask, border_a, step);
+          const bool last_lane = lane == kWarp - 1;
+          e_below = last_lane ? border_e_j : e_below;
+          a_below = last_lane ? border_a_j : a_below;
+          const bool active = (in_grid >> step) & 1u;
+          const Weights<State> w_below(active && i + 1 < rows ? FloatPair{0.3f, 0.3f + 0.001f * (j & 7)} : State::empty());
+          const double e_up_below = e_below * w_below.up, e_diag_below = e_below * w_below.diag;
+          const double a_up_below = a_below * w_below.up, a_diag_below = a_below * w_below.diag;
+          const bool last_cell = (i == rows - 1) & (j == cols - 1);
+          const Weights<State> w(active ? FloatPair{0.25f + 0.001f * (j & 7), 0.25f} : State::empty());
+          const double g = 0.001 * ((j + lane) & 15), r_dot = 0.002 * ((j - lane) & 15);
+          const double e = active ? (last_cell ? 1.0 : e_right + e_up_below + e_diag_prev) : 0.0;
+          const double a_sum = last_cell ? (r_dot - g) * inv_gamma : a_right + a_up_below + a_diag_prev - e * g * inv_gamma;
+          const double a_cell = active ? a_sum : 0.0;
+          uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
+          const bool hands_up = writes_ring & active;
+          ring_store(word, seal(e), hands_up);
+          ring_store(word + 1, seal(a_cell), hands_up);
+          e_right = e * w.left;
+          a_right = a_cell * w.left;
+          e_diag_prev = e_diag_below;
+          a_diag_prev = a_diag_below;
+          e_out = e;
+          a_out = a_cell;
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
+      __syncwarp();
+    }
+    __syncwarp();
+    if (lane == 0) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
+}
 
 // The R_dot sweep with its inputs staged: each block is a strip's two warps, a loader that copies
 // the weights and G of the pieces ahead into shared memory (kStagedSlots pieces in flight) and the
@@ -290,8 +375,10 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   if constexpr (std::is_same_v<State, detail::FloatWeights>) {
     const int grid = detail::grid_for<double, chain_only_sweep>(args.s.total());
     const float tc = median_ms([&] { chain_only_sweep<<<grid, 64>>>(args); });
-    std::printf("%s B %lld N %lld M %lld: the R_dot sweep's chain alone (no loads, no R_dot stores) %.3f ms\n", name,
-                (long long)B, (long long)N, (long long)M, tc);
+    const int grid_b = detail::grid_for<double, chain_only_backward_sweep>(args.s.total());
+    const float tcb = median_ms([&] { chain_only_backward_sweep<<<grid_b, 64>>>(args); });
+    std::printf("%s B %lld N %lld M %lld: the R_dot sweep's chain alone (no loads, no R_dot stores) %.3f ms, the E/A sweep's (no loads, no E_dot stores) %.3f ms\n", name,
+                (long long)B, (long long)N, (long long)M, tc, tcb);
     // The staged sweep's R_dot against hessian_forward_sweep's, word for word, then its time.
     std::vector<double> want((B * w.strips * M + 31) * 32), got(want.size());
     CHECK(cudaMemset(r_dot, 0, want.size() * 8));
