@@ -45,7 +45,6 @@ float median_ms(F&& f) {
   return t[t.size() / 2];
 }
 
-
 // The R_dot sweep's chain alone: the same strips, steps, shuffles, selects and ring as
 // hessian_forward_sweep, with each cell's weights and G made in registers instead of loaded and R_dot
 // not stored. Its step against the real sweep's is what the loads and stores cost a step.
