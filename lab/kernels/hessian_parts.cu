@@ -45,6 +45,28 @@ float median_ms(F&& f) {
   return t[t.size() / 2];
 }
 
+// One step of the R_dot recursion as hessian_forward_sweep takes it, for the lab's copies of that
+// sweep: R_dot from the lane's left and diagonal predecessors and the one above (lane 0: the
+// border of the strip above, the lane `step`'s word), handed down the ring; it carries the chain.
+struct RDotChain {
+  double left = 0.0, diag = 0.0, out = 0.0;
+  __device__ double step(detail::FloatPair word, double g, double border, int step, bool active, uint64_t* ring_word,
+                         bool writes_ring) {
+    using namespace detail;
+    const int lane = threadIdx.x & 31;
+    double up = __shfl_up_sync(kFullMask, out, 1);
+    const double border_j = __shfl_sync(kFullMask, border, step);
+    up = lane == 0 ? border_j : up;
+    const Weights<FloatWeights> w(word);
+    const double r_dot = active ? g + w.diag * diag + w.up * up + w.left * left : 0.0;
+    ring_store(ring_word, seal(r_dot), writes_ring && active);
+    left = r_dot;
+    diag = up;
+    out = r_dot;
+    return r_dot;
+  }
+};
+
 // The R_dot sweep's chain alone: the same strips, steps, shuffles, selects and ring as
 // hessian_forward_sweep, with each cell's weights and G made in registers instead of loaded and R_dot
 // not stored. Its step against the real sweep's is what the loads and stores cost a step.
@@ -61,7 +83,7 @@ __global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail:
     uint64_t* ring_out = a.ring + strip.slot * s.m;
     uint64_t* ring_in = a.ring + strip.previous * s.m;
     const int last_step = cols + kWarp - 1, j_end = i < rows ? cols : 0;
-    double left = 0.0, diag = 0.0, out = 0.0;
+    RDotChain chain;
     const auto in_grid_of = [&](int t0) { return step_mask(lane - t0, j_end - t0 + lane); };
     await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
@@ -81,16 +103,8 @@ __global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail:
         for (int q = 0; q < kBorderPiece; ++q) {
           const int step = piece * kBorderPiece + q, t = t0 + step, j = t - lane;
           const bool active = (in_grid >> step) & 1u;
-          double up = __shfl_up_sync(kFullMask, out, 1);
-          const double border_j = __shfl_sync(kFullMask, border, step);
-          up = lane == 0 ? border_j : up;
-          const Weights<State> w(active ? FloatPair{0.25f + 0.001f * (t & 7), 0.25f} : State::empty());
-          const double g = 0.001 * ((t + lane) & 15);
-          const double r_dot = active ? g + w.diag * diag + w.up * up + w.left * left : 0.0;
-          ring_store(ring_out + j, seal(r_dot), writes_ring && active);
-          left = r_dot;
-          diag = up;
-          out = r_dot;
+          const FloatPair word = active ? FloatPair{0.25f + 0.001f * (t & 7), 0.25f} : State::empty();
+          chain.step(word, 0.001 * ((t + lane) & 15), border, step, active, ring_out + j, writes_ring);
         }
       }
       ring_store(ring_in + t0 + lane, 0, reads_border);
@@ -100,7 +114,6 @@ __global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail:
   }
   finish_launch(s);
 }
-
 
 // The E / A sweep's chain alone, as chain_only_sweep for the R_dot sweep: hessian_backward_sweep's
 // strips, steps, shuffles, selects and ring, with the weights (the cell's and the one below), G and
@@ -248,7 +261,7 @@ __global__ void __launch_bounds__(2 * detail::kWarp) staged_r_dot_sweep(detail::
     uint64_t* ring_out = a.ring + strip.slot * s.m;
     uint64_t* ring_in = a.ring + strip.previous * s.m;
     double* r_dot_out = a.r_dot + first_word;
-    double left = 0.0, diag = 0.0, out = 0.0;
+    RDotChain chain;
     bool bad = false;
     await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
@@ -278,17 +291,9 @@ __global__ void __launch_bounds__(2 * detail::kWarp) staged_r_dot_sweep(detail::
         for (int q = 0; q < kBorderPiece; ++q) {
           const int step = piece * kBorderPiece + q, t = t0 + step, j = t - lane;
           const bool active = (in_grid >> step) & 1u;
-          double up = __shfl_up_sync(kFullMask, out, 1);
-          const double border_j = __shfl_sync(kFullMask, border, step);
-          up = lane == 0 ? border_j : up;
-          const Weights<State> w(word[q]);
-          const double r_dot = active ? g[q] + w.diag * diag + w.up * up + w.left * left : 0.0;
+          const double r_dot = chain.step(word[q], g[q], border, step, active, ring_out + j, writes_ring);
           bad |= active && !isfinite(g[q]);
           if (active) r_dot_out[static_cast<int64_t>(t) * kWarp] = r_dot;
-          ring_store(ring_out + j, seal(r_dot), writes_ring && active);
-          left = r_dot;
-          diag = up;
-          out = r_dot;
         }
       }
       ring_store(ring_in + t0 + lane, 0, reads_border);
