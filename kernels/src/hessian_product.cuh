@@ -30,7 +30,7 @@ struct HessianProductArgs {
   int* bad_direction;                          // batch: set where G has a non-finite entry inside the lengths
 };
 
-constexpr int kBackwardBorderWords = 2;  // E and A of the strip's top row
+constexpr int kBackwardBorderWords = 2;  // the top row's shares of E and A in the row above
 constexpr int kPieces = kWarp / kBorderPiece;
 
 template <typename State>
@@ -61,14 +61,12 @@ __device__ inline int64_t row_offset(const Schedule& s, int64_t b, int i, int ro
 
 __device__ inline int clamp_column(int j, int cols) { return max(0, min(j, cols - 1)); }
 
-// One piece's inputs: the cells' words (State::empty() off the grid), G and, backward, R_dot and the
-// words of the cells below (the weights that carry E and A up).
+// One piece's inputs: the cells' words (State::empty() off the grid), G and, backward, R_dot.
 template <typename State, bool kBackward>
 struct Piece {
   typename State::Word word[kBorderPiece];
   double g[kBorderPiece];
   double r_dot[kBackward ? kBorderPiece : 1];
-  typename State::Word below[kBackward ? kBorderPiece : 1];
 };
 
 // R_dot strip by strip, top-down, lane l on row row0 + l at column t - l, as forward_kernel. The
@@ -151,10 +149,23 @@ __global__ void __launch_bounds__(2 * kWarp, 1) hessian_forward_sweep(HessianPro
   finish_launch(s);
 }
 
-// E, A and E_dot strip by strip, bottom-up, lanes right to left, as backward_strips.
+// E, A and E_dot strip by strip, bottom-up, lanes right to left, as backward_strips. Each lane hands
+// the lane above its row's whole share of that lane's next cell, E(i+1, j) w_up(i+1, j) +
+// E(i+1, j+1) w_diag(i+1, j+1) (and A's), so no cell's word is read twice; lane 0 hands the same up
+// the ring. Lane 31 adds the strip below's share, and the end cell's lane its seed (E = 1, A =
+// R_dot / gamma), from shared memory, so no step selects on the end cell or on cells outside the
+// grid: those hold zero weights and stay 0.
 template <typename State>
 __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProductArgs<State> a) {
   const int lane = threadIdx.x & 31;
+  // Per warp: zeros, the strip below's shares and the seed, 32 (E, A) pairs each, 16 bytes apart
+  // so that the three never share a bank.
+  __shared__ double2 extra[warps_per_block<double>()][3 * kWarp + 2];
+  double2* const zero_area = extra[threadIdx.x / kWarp];
+  double2* const border_area = zero_area + kWarp + 1;
+  double2* const seed_area = zero_area + 2 * kWarp + 2;
+  zero_area[lane] = make_double2(0.0, 0.0);
+  seed_area[lane] = make_double2(0.0, 0.0);
   const Schedule& s = a.s;
   constexpr int kWords = kBackwardBorderWords;
   for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
@@ -164,6 +175,7 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
     const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
     const bool fed_from_below = strip.row0 + kWarp < rows;
     const bool writes_ring = strip.k > 0 && lane == 0;
+    const bool last_lane = lane == kWarp - 1;
     uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
     uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
     const int64_t first_word = state_index(b * s.strips + strip.k, s.m, 0, lane);
@@ -173,17 +185,20 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
     const double* g_row = a.G + row;
     double* E_dot_row = a.E_dot + row;
     const auto value = a.values[b];
-    const bool undefined = a.bad_direction[b] != 0 || !isfinite(value);
+    const double undefined = a.bad_direction[b] != 0 || !isfinite(value) ? static_cast<double>(NAN) : 0.0;
     const int last_step = cols + kWarp - 1;
     const double inv_gamma = a.inv_gamma;
+    // The end cell (rows - 1, cols - 1) is step 31 - lane of the first chunk, in the last row's lane.
+    const bool seeds = i == rows - 1;
+    __syncwarp();
+    if (seeds)
+      seed_area[kWarp - 1 - lane] = make_double2(1.0, r_dot_in[static_cast<int64_t>(cols - 1 + lane) * kWarp] * inv_gamma);
+    __syncwarp();
+    const double2* extra_in = seeds ? seed_area : last_lane && fed_from_below ? border_area : zero_area;
 
-    double e_right = 0.0, a_right = 0.0;          // E(i, j+1) w_left(i, j+1), and A's
-    double e_diag_prev = 0.0, a_diag_prev = 0.0;  // E(i+1, j+1) w_diag(i+1, j+1), and A's
-    double e_out = 0.0, a_out = 0.0;              // E and A of the lane's previous cell, for the lane above
-    // The word of the cell below (i+1, j), at the forward's warp step of (i, j) plus one in lane + 1,
-    // or for lane 31 in lane 0 of the strip below: an offset to which step * kWarp is added.
-    const int64_t below_first_word =
-        lane < kWarp - 1 ? first_word + kWarp + 1 : state_index(b * s.strips + strip.k + 1, s.m, 0, 0) - (kWarp - 1) * kWarp;
+    double e_right = 0.0, a_right = 0.0;  // E(i, j+1) w_left(i, j+1), and A's
+    double e_diag = 0.0, a_diag = 0.0;    // E(i, j+1) w_diag(i, j+1), and A's
+    double e_up = 0.0, a_up = 0.0;        // the shares handed to the lane above
     // Step s of chunk t0 is column cols + 30 - t0 - s - lane, and the forward's warp step cols + 30 - t0 - s.
     const auto in_grid_of = [&](int t0) {
       return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
@@ -197,7 +212,6 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
         const bool active = (in_grid >> step) & 1u;
         p.word[q] = active ? st[word] : State::empty();
         p.r_dot[q] = active ? r_dot_in[word] : 0.0;
-        p.below[q] = active && i + 1 < rows ? a.state[below_first_word + word] : State::empty();
         p.g[q] = __ldg(g_row + clamp_column(cols + kWarp - 2 - t0 - step - lane, cols));
       }
     };
@@ -205,18 +219,15 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
     load(0, 0, now);
     await_claim(s, strip.id, strip.order);
     for (int t0 = 0; t0 < last_step; t0 += kWarp) {
-      double border_e = 0.0, border_a = 0.0;
       const int jb = cols - 1 - t0 - lane;
       const bool reads_border = fed_from_below && jb >= 0;
       uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
+      border_area[lane] = make_double2(0.0, 0.0);
       uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
       const auto take_border = [&] {
         const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
         const bool in = w0 != 0 && w1 != 0;
-        if (in) {
-          border_e = unseal(w0);
-          border_a = unseal(w1);
-        }
+        if (in) border_area[lane] = make_double2(unseal(w0), unseal(w1));
         return in;
       };
       const uint32_t in_grid = in_grid_of(t0);
@@ -225,44 +236,38 @@ __global__ void __launch_bounds__(2 * kWarp) hessian_backward_sweep(HessianProdu
         if (piece + 1 < kPieces) load(t0, piece + 1, next);
         else if (t0 + kWarp < last_step) load(t0 + kWarp, 0, next);
         border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+        __syncwarp();  // the piece's border shares, stored by their lanes, for lane 31
 #pragma unroll
         for (int q = 0; q < kBorderPiece; ++q) {
           const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
-          double e_below = __shfl_down_sync(kFullMask, e_out, 1);  // E(i+1, j)
-          double a_below = __shfl_down_sync(kFullMask, a_out, 1);
-          // Every lane shuffles (a full-mask shuffle is illegal in a diverged warp); the last lane keeps it.
-          const double border_e_j = __shfl_sync(kFullMask, border_e, step);
-          const double border_a_j = __shfl_sync(kFullMask, border_a, step);
-          const bool last_lane = lane == kWarp - 1;
-          e_below = last_lane ? border_e_j : e_below;
-          a_below = last_lane ? border_a_j : a_below;
-          const Weights<State> w_below(now.below[q]);  // 0 where (i+1, j) is off the grid or the band
-          const double e_up_below = e_below * w_below.up, e_diag_below = e_below * w_below.diag;
-          const double a_up_below = a_below * w_below.up, a_diag_below = a_below * w_below.diag;
+          // Every lane shuffles (a full-mask shuffle is illegal in a diverged warp); the last lane drops it.
+          const double e_below = __shfl_down_sync(kFullMask, e_up, 1);
+          const double a_below = __shfl_down_sync(kFullMask, a_up, 1);
+          const double2 x = extra_in[step];
+          const double e_in = last_lane ? 0.0 : e_below, a_in = last_lane ? 0.0 : a_below;
           const bool active = (in_grid >> step) & 1u;
-          const bool last_cell = (i == rows - 1) & (j == cols - 1);
           const Weights<State> w(now.word[q]);
           const double g = now.g[q], r_dot = now.r_dot[q];
-          const double e = active ? (last_cell ? 1.0 : e_right + e_up_below + e_diag_prev) : 0.0;
-          const double a_sum = last_cell ? (r_dot - g) * inv_gamma : a_right + a_up_below + a_diag_prev - e * g * inv_gamma;
-          const double a_cell = active ? a_sum : 0.0;
-          const double e_dot = a_cell - e * (r_dot - g) * inv_gamma;
-          if (active) E_dot_row[j] = undefined ? static_cast<double>(NAN) : e_dot;
+          const double e = (e_right + x.x) + e_in;
+          const double a_cell = (a_right + x.y) + a_in - e * (g * inv_gamma);
+          const double e_dot = a_cell - e * ((r_dot - g) * inv_gamma);
+          if (active) E_dot_row[j] = e_dot + undefined;
+          e_up = e * w.up + e_diag;
+          a_up = a_cell * w.up + a_diag;
           uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
           const bool hands_up = writes_ring & active;
-          ring_store(word, seal(e), hands_up);
-          ring_store(word + 1, seal(a_cell), hands_up);
+          ring_store(word, seal(e_up), hands_up);
+          ring_store(word + 1, seal(a_up), hands_up);
+          e_diag = e * w.diag;
+          a_diag = a_cell * w.diag;
           e_right = e * w.left;
           a_right = a_cell * w.left;
-          e_diag_prev = e_diag_below;
-          a_diag_prev = a_diag_below;
-          e_out = e;
-          a_out = a_cell;
         }
         now = next;
       }
 #pragma unroll
       for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
+      if (t0 == 0 && seeds) seed_area[kWarp - 1 - lane] = make_double2(0.0, 0.0);
       __syncwarp();
     }
     __syncwarp();

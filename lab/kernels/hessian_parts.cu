@@ -1,8 +1,8 @@
 // Times the Hessian-vector product's three launches apart (the forward that saves the weights, the
 // R_dot sweep, the E / A sweep) beside the first order's float32 forward on the same cost, CUDA
 // events, median of 20 after 3 warm-ups; then, with "accuracy", compares the float32 weights'
-// product with the float64 weights' one on the same float32 cost over gamma. Then each sweep's
-// chain alone and the R_dot sweep with staged inputs (float32 weights), and last the forward and an
+// product with the float64 weights' one on the same float32 cost over gamma. Then the R_dot
+// sweep's chain alone and that sweep with staged inputs (float32 weights), and last the forward and an
 // R_dot sweep (on another workspace) on two streams at once. Usage: [SDTW_PARTS_DIM=d]
 // hessian_parts B N [M] [accuracy] (M = N by default; N = 32 and a long M give strips that wait on
 // no other strip; the costs are uniform on [0, 8), or with SDTW_PARTS_DIM the benchmark's kind).
@@ -115,91 +115,6 @@ __global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail:
   finish_launch(s);
 }
 
-// The E / A sweep's chain alone, as chain_only_sweep for the R_dot sweep: hessian_backward_sweep's
-// strips, steps, shuffles, selects and ring, with the weights (the cell's and the one below), G and
-// R_dot made in registers and E_dot not stored.
-__global__ void __launch_bounds__(2 * detail::kWarp) chain_only_backward_sweep(detail::HessianProductArgs<detail::FloatWeights> a) {
-  using namespace detail;
-  using State = FloatWeights;
-  const int lane = threadIdx.x & 31;
-  const Schedule& s = a.s;
-  constexpr int kWords = kBackwardBorderWords;
-  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
-    Strip strip;
-    if (!begin_strip(s, ticket, true, strip)) continue;
-    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
-    const bool fed_from_below = strip.row0 + kWarp < rows;
-    const bool writes_ring = strip.k > 0 && lane == 0;
-    uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
-    uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
-    const int last_step = cols + kWarp - 1;
-    const double inv_gamma = a.inv_gamma;
-    double e_right = 0.0, a_right = 0.0, e_diag_prev = 0.0, a_diag_prev = 0.0, e_out = 0.0, a_out = 0.0;
-    const auto in_grid_of = [&](int t0) {
-      return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
-    };
-    await_claim(s, strip.id, strip.order);
-    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
-      double border_e = 0.0, border_a = 0.0;
-      const int jb = cols - 1 - t0 - lane;
-      const bool reads_border = fed_from_below && jb >= 0;
-      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
-      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
-      const auto take_border = [&] {
-        const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
-        const bool in = w0 != 0 && w1 != 0;
-        if (in) {
-          border_e = unseal(w0);
-          border_a = unseal(w1);
-        }
-        return in;
-      };
-      const uint32_t in_grid = in_grid_of(t0);
-#pragma unroll
-      for (int piece = 0; piece < kPieces; ++piece) {
-        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
-#pragma unroll
-        for (int q = 0; q < kBorderPiece; ++q) {
-          const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
-          double e_below = __shfl_down_sync(kFullMask, e_out, 1);
-          double a_below = __shfl_down_sync(kFullMask, a_out, 1);
-          const double border_e_j = __shfl_sync(kFullMask, border_e, step);
-          const double border_a_j = __shfl_sync(kFullMask, border_a, step);
-          const bool last_lane = lane == kWarp - 1;
-          e_below = last_lane ? border_e_j : e_below;
-          a_below = last_lane ? border_a_j : a_below;
-          const bool active = (in_grid >> step) & 1u;
-          const Weights<State> w_below(active && i + 1 < rows ? FloatPair{0.3f, 0.3f + 0.001f * (j & 7)} : State::empty());
-          const double e_up_below = e_below * w_below.up, e_diag_below = e_below * w_below.diag;
-          const double a_up_below = a_below * w_below.up, a_diag_below = a_below * w_below.diag;
-          const bool last_cell = (i == rows - 1) & (j == cols - 1);
-          const Weights<State> w(active ? FloatPair{0.25f + 0.001f * (j & 7), 0.25f} : State::empty());
-          const double g = 0.001 * ((j + lane) & 15), r_dot = 0.002 * ((j - lane) & 15);
-          const double e = active ? (last_cell ? 1.0 : e_right + e_up_below + e_diag_prev) : 0.0;
-          const double a_sum = last_cell ? (r_dot - g) * inv_gamma : a_right + a_up_below + a_diag_prev - e * g * inv_gamma;
-          const double a_cell = active ? a_sum : 0.0;
-          uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
-          const bool hands_up = writes_ring & active;
-          ring_store(word, seal(e), hands_up);
-          ring_store(word + 1, seal(a_cell), hands_up);
-          e_right = e * w.left;
-          a_right = a_cell * w.left;
-          e_diag_prev = e_diag_below;
-          a_diag_prev = a_diag_below;
-          e_out = e;
-          a_out = a_cell;
-        }
-      }
-#pragma unroll
-      for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
-      __syncwarp();
-    }
-    __syncwarp();
-    if (lane == 0) publish(s.progress + strip.id, kDone);
-  }
-  finish_launch(s);
-}
-
 // The R_dot sweep with its inputs staged: each block is a strip's two warps, a loader that copies
 // the weights and G of the pieces ahead into shared memory (kStagedSlots pieces in flight) and the
 // chain's warp, which reads them from there, so that no global load waits on the chain. Named
@@ -305,216 +220,6 @@ __global__ void __launch_bounds__(2 * detail::kWarp) staged_r_dot_sweep(detail::
   finish_launch(s);
 }
 
-// The R_dot sweep with each piece's inputs loaded two pieces (16 steps) before it runs instead of
-// one: hessian_forward_sweep otherwise, step for step (RDotChain), so its R_dot is the same bit for bit.
-__global__ void __launch_bounds__(2 * detail::kWarp, 1) ahead_r_dot_sweep(detail::HessianProductArgs<detail::FloatWeights> a) {
-  using namespace detail;
-  using State = FloatWeights;
-  const int lane = threadIdx.x & 31;
-  const Schedule& s = a.s;
-  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
-    Strip strip;
-    if (!begin_strip(s, ticket, false, strip)) continue;
-    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
-    const bool writes_ring = strip.row0 + kWarp < rows && lane == kWarp - 1;
-    uint64_t* ring_out = a.ring + strip.slot * s.m;
-    uint64_t* ring_in = a.ring + strip.previous * s.m;
-    const int64_t first_word = state_index(strip.b * s.strips + strip.k, s.m, 0, lane);
-    const typename State::Word* st = a.state + first_word;
-    double* r_dot_out = a.r_dot + first_word;
-    const double* g_row = a.G + row_offset(s, strip.b, i, rows);
-    const int last_step = cols + kWarp - 1, j_end = i < rows ? cols : 0;
-    const auto in_grid_of = [&](int t0) { return step_mask(lane - t0, j_end - t0 + lane); };
-    const auto load_piece = [&](int k, Piece<State, false>& p) {
-      const int t0 = k / kPieces * kWarp, piece = k % kPieces;
-      if (t0 >= last_step) return;
-      const uint32_t in_grid = in_grid_of(t0);
-#pragma unroll
-      for (int q = 0; q < kBorderPiece; ++q) {
-        const int step = piece * kBorderPiece + q, t = t0 + step;
-        const bool active = (in_grid >> step) & 1u;
-        p.word[q] = active ? st[static_cast<int64_t>(t) * kWarp] : State::empty();
-        p.g[q] = __ldg(g_row + clamp_column(t - lane, cols));
-      }
-    };
-    Piece<State, false> now, next, after;
-    load_piece(0, now);
-    load_piece(1, next);
-    RDotChain chain;
-    bool bad = false;
-    await_claim(s, strip.id, strip.order);
-    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
-      double border = 0.0;
-      const bool reads_border = strip.k > 0 && t0 + lane < cols;
-      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
-      const auto take_border = [&] {
-        const uint64_t w = ring_load(ring_in + t0 + lane);
-        if (w != 0) border = unseal(w);
-        return w != 0;
-      };
-      const uint32_t in_grid = in_grid_of(t0);
-#pragma unroll
-      for (int piece = 0; piece < kPieces; ++piece) {
-        load_piece(t0 / kWarp * kPieces + piece + 2, after);
-        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
-#pragma unroll
-        for (int q = 0; q < kBorderPiece; ++q) {
-          const int step = piece * kBorderPiece + q, t = t0 + step, j = t - lane;
-          const bool active = (in_grid >> step) & 1u;
-          const double r_dot = chain.step(now.word[q], now.g[q], border, step, active, ring_out + j, writes_ring);
-          bad |= active && !isfinite(now.g[q]);
-          if (active) r_dot_out[static_cast<int64_t>(t) * kWarp] = r_dot;
-        }
-        now = next;
-        next = after;
-      }
-      ring_store(ring_in + t0 + lane, 0, reads_border);
-      __syncwarp();
-    }
-    if (__any_sync(kFullMask, bad) && lane == 0) a.bad_direction[strip.b] = 1;
-    if (lane == kWarp - 1) publish(s.progress + strip.id, kDone);
-  }
-  finish_launch(s);
-}
-
-// The E / A sweep with a shorter step: each lane hands the lane above the whole contribution of its
-// row to that lane's next cell, E(i+1, j) w_up(i+1, j) + E(i+1, j+1) w_diag(i+1, j+1) (and A's), so
-// the cell below's word is neither loaded nor decoded; the ring carries those contributions. Lane 31
-// takes the strip below's from shared memory, and the last cell's seed (E = 1, A = R_dot / gamma)
-// comes the same way to its lane, so no step selects on the end cell or on cells outside the grid
-// (they hold zero weights and stay 0).
-template <typename State, int kAhead, bool kRowProbe = false>
-__global__ void __launch_bounds__(2 * detail::kWarp) short_backward_sweep(detail::HessianProductArgs<State> a) {
-  using namespace detail;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  // Per warp: the zero entries, the strip below's contributions and the seed, each 32 (E, A) pairs,
-  // offset by 16 bytes so that the three never share a bank.
-  __shared__ double2 extra[2][3 * kWarp + 2];
-  double2* const zero_area = extra[warp];
-  double2* const border_area = extra[warp] + kWarp + 1;
-  double2* const seed_area = extra[warp] + 2 * kWarp + 2;
-  zero_area[lane] = make_double2(0.0, 0.0);
-  seed_area[lane] = make_double2(0.0, 0.0);
-  const Schedule& s = a.s;
-  constexpr int kWords = kBackwardBorderWords;
-  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
-    Strip strip;
-    if (!begin_strip(s, ticket, true, strip)) continue;
-    const int64_t b = strip.b;
-    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
-    const bool fed_from_below = strip.row0 + kWarp < rows;
-    const bool writes_ring = strip.k > 0 && lane == 0;
-    const bool last_lane = lane == kWarp - 1;
-    uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
-    uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
-    const int64_t first_word = state_index(b * s.strips + strip.k, s.m, 0, lane);
-    const typename State::Word* st = a.state + first_word;
-    const double* r_dot_in = a.r_dot + first_word;
-    const int64_t row = row_offset(s, b, i, rows);
-    const double* g_row = a.G + row;
-    double* E_dot_row = a.E_dot + row;
-    // kRowProbe (timing only, wrong values): G read and E_dot written along the strip's first row,
-    // the lanes on consecutive columns, as a coalesced layout would.
-    const double* g_row0 = a.G + row_offset(s, b, strip.row0, rows);
-    double* E_dot_row0 = a.E_dot + row_offset(s, b, strip.row0, rows);
-    const auto value = a.values[b];
-    const double undefined = a.bad_direction[b] != 0 || !isfinite(value) ? static_cast<double>(NAN) : 0.0;
-    const int last_step = cols + kWarp - 1;
-    const double inv_gamma = a.inv_gamma;
-    // The end cell (rows - 1, cols - 1) is step 31 - lane of the first chunk in the lane of the last row.
-    const bool seeds = i == rows - 1;
-    __syncwarp();
-    if (seeds) seed_area[kWarp - 1 - lane] = make_double2(1.0, r_dot_in[static_cast<int64_t>(cols - 1 + lane) * kWarp] * inv_gamma);
-    __syncwarp();
-    const double2* extra_in = seeds ? seed_area : last_lane && fed_from_below ? border_area : zero_area;
-
-    double e_right = 0.0, a_right = 0.0;  // E(i, j+1) w_left(i, j+1), and A's
-    double e_diag = 0.0, a_diag = 0.0;    // E(i, j+1) w_diag(i, j+1), and A's
-    double e_up = 0.0, a_up = 0.0;        // the contributions handed to the lane above
-    const auto in_grid_of = [&](int t0) {
-      return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
-    };
-    const auto load = [&](int t0, int piece, Piece<State, true>& p) {
-      const uint32_t in_grid = in_grid_of(t0);
-#pragma unroll
-      for (int q = 0; q < kBorderPiece; ++q) {
-        const int step = piece * kBorderPiece + q;
-        const int64_t word = static_cast<int64_t>(cols + kWarp - 2 - t0 - step) * kWarp;
-        const bool active = (in_grid >> step) & 1u;
-        p.word[q] = active ? st[word] : State::empty();
-        p.r_dot[q] = active ? r_dot_in[word] : 0.0;
-        p.g[q] = kRowProbe ? __ldg(g_row0 + clamp_column(cols - 1 - t0 - step - kWarp + lane, cols))
-                           : __ldg(g_row + clamp_column(cols + kWarp - 2 - t0 - step - lane, cols));
-      }
-    };
-    // Piece k's inputs are loaded kAhead pieces before it runs.
-    const auto load_piece = [&](int k, Piece<State, true>& p) {
-      if (k / kPieces * kWarp < last_step) load(k / kPieces * kWarp, k % kPieces, p);
-    };
-    Piece<State, true> now, next, after;
-    load_piece(0, now);
-    if (kAhead > 1) load_piece(1, next);
-    await_claim(s, strip.id, strip.order);
-    for (int t0 = 0; t0 < last_step; t0 += kWarp) {
-      const int jb = cols - 1 - t0 - lane;
-      const bool reads_border = fed_from_below && jb >= 0;
-      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
-      border_area[lane] = make_double2(0.0, 0.0);
-      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
-      const auto take_border = [&] {
-        const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
-        const bool in = w0 != 0 && w1 != 0;
-        if (in) border_area[lane] = make_double2(unseal(w0), unseal(w1));
-        return in;
-      };
-      const uint32_t in_grid = in_grid_of(t0);
-#pragma unroll
-      for (int piece = 0; piece < kPieces; ++piece) {
-        load_piece(t0 / kWarp * kPieces + piece + kAhead, kAhead > 1 ? after : next);
-        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
-        __syncwarp();
-#pragma unroll
-        for (int q = 0; q < kBorderPiece; ++q) {
-          const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
-          const double e_below = __shfl_down_sync(kFullMask, e_up, 1);
-          const double a_below = __shfl_down_sync(kFullMask, a_up, 1);
-          const double2 x = extra_in[step];
-          const double e_in = last_lane ? 0.0 : e_below, a_in = last_lane ? 0.0 : a_below;
-          const bool active = (in_grid >> step) & 1u;
-          const Weights<State> w(now.word[q]);
-          const double g = now.g[q], r_dot = now.r_dot[q];
-          const double e = (e_right + x.x) + e_in;
-          const double a_cell = (a_right + x.y) + a_in - e * (g * inv_gamma);
-          const double e_dot = a_cell - e * ((r_dot - g) * inv_gamma);
-          if (active) {
-            if (kRowProbe) E_dot_row0[clamp_column(j + 2 * lane - kWarp, cols)] = e_dot + undefined;
-            else E_dot_row[j] = e_dot + undefined;
-          }
-          e_up = e * w.up + e_diag;
-          a_up = a_cell * w.up + a_diag;
-          uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
-          const bool hands_up = writes_ring & active;
-          ring_store(word, seal(e_up), hands_up);
-          ring_store(word + 1, seal(a_up), hands_up);
-          e_diag = e * w.diag;
-          a_diag = a_cell * w.diag;
-          e_right = e * w.left;
-          a_right = a_cell * w.left;
-        }
-        now = next;
-        if (kAhead > 1) next = after;
-      }
-#pragma unroll
-      for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
-      if (t0 == 0 && seeds) seed_area[kWarp - 1 - lane] = make_double2(0.0, 0.0);
-      __syncwarp();
-    }
-    __syncwarp();
-    if (lane == 0) publish(s.progress + strip.id, kDone);
-  }
-  finish_launch(s);
-}
-
 template <typename T, typename State>
 void run(int64_t B, int64_t N, int64_t M, const char* name) {
   Problem p{B, N, M, 1, 1.0};
@@ -589,10 +294,8 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   if constexpr (std::is_same_v<State, detail::FloatWeights>) {
     const int grid = detail::grid_for<double, chain_only_sweep>(args.s.total());
     const float tc = median_ms([&] { chain_only_sweep<<<grid, 64>>>(args); });
-    const int grid_b = detail::grid_for<double, chain_only_backward_sweep>(args.s.total());
-    const float tcb = median_ms([&] { chain_only_backward_sweep<<<grid_b, 64>>>(args); });
-    std::printf("%s B %lld N %lld M %lld: the R_dot sweep's chain alone (no loads, no R_dot stores) %.3f ms, the E/A sweep's (no loads, no E_dot stores) %.3f ms\n", name,
-                (long long)B, (long long)N, (long long)M, tc, tcb);
+    std::printf("%s B %lld N %lld M %lld: the R_dot sweep's chain alone (no loads, no R_dot stores) %.3f ms\n", name,
+                (long long)B, (long long)N, (long long)M, tc);
     // The staged sweep's R_dot against hessian_forward_sweep's, word for word, then its time.
     std::vector<double> want((B * w.strips * M + 31) * 32), got(want.size());
     CHECK(cudaMemset(r_dot, 0, want.size() * 8));
@@ -613,53 +316,6 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
     const float tstaged = median_ms([&] { staged_r_dot_sweep<<<staged_grid, 64>>>(args); });
     std::printf("%s B %lld N %lld M %lld: staged R_dot sweep %.3f ms (%d blocks an SM), %lld of %zu words differ from the R_dot sweep's\n",
                 name, (long long)B, (long long)N, (long long)M, tstaged, blocks, (long long)differ, want.size());
-    // The short-step E / A sweep's E_dot against hessian_backward_sweep's, then its time.
-    const std::size_t cells = static_cast<std::size_t>(B * N * M);
-    std::vector<double> e_want(cells), e_got(cells);
-    forward();
-    sweep1();
-    CHECK(cudaMemset(E_dot, 0, cells * 8));
-    sweep2();
-    CHECK(cudaMemcpy(e_want.data(), E_dot, cells * 8, cudaMemcpyDeviceToHost));
-    CHECK(cudaMemset(E_dot, 0, cells * 8));
-    const int grid_short = detail::grid_for<double, short_backward_sweep<State, 1>>(args.s.total());
-    short_backward_sweep<State, 1><<<grid_short, 64>>>(args);
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemcpy(e_got.data(), E_dot, cells * 8, cudaMemcpyDeviceToHost));
-    double worst = 0, scale = 0;
-    int64_t bitwise = 0;
-    for (std::size_t k = 0; k < cells; ++k) {
-      worst = std::max(worst, std::abs(e_got[k] - e_want[k]));
-      scale = std::max(scale, std::abs(e_want[k]));
-      bitwise += std::memcmp(&e_got[k], &e_want[k], 8) != 0;
-    }
-    const float tshort = median_ms([&] { short_backward_sweep<State, 1><<<grid_short, 64>>>(args); });
-    std::printf("%s B %lld N %lld M %lld: short-step E/A sweep %.3f ms, E_dot max difference / max %.3g (%lld of %zu differ in some bit)\n",
-                name, (long long)B, (long long)N, (long long)M, tshort, worst / scale, (long long)bitwise, cells);
-    // The same, its inputs two pieces ahead; and the R_dot sweep two pieces ahead, whose R_dot is compared word for word.
-    CHECK(cudaMemset(E_dot, 0, cells * 8));
-    const int grid_short2 = detail::grid_for<double, short_backward_sweep<State, 2>>(args.s.total());
-    short_backward_sweep<State, 2><<<grid_short2, 64>>>(args);
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemcpy(e_got.data(), E_dot, cells * 8, cudaMemcpyDeviceToHost));
-    int64_t differ2 = 0;
-    for (std::size_t k = 0; k < cells; ++k) differ2 += std::abs(e_got[k] - e_want[k]) > 1e-13 * scale;
-    const float tshort2 = median_ms([&] { short_backward_sweep<State, 2><<<grid_short2, 64>>>(args); });
-    CHECK(cudaMemset(r_dot, 0, want.size() * 8));
-    const int grid_ahead = detail::grid_for<double, ahead_r_dot_sweep>(args.s.total());
-    ahead_r_dot_sweep<<<grid_ahead, 64>>>(args);
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaMemcpy(got.data(), r_dot, got.size() * 8, cudaMemcpyDeviceToHost));
-    int64_t differ_ahead = 0;
-    for (std::size_t k = 0; k < want.size(); ++k) differ_ahead += std::memcmp(&want[k], &got[k], 8) != 0;
-    const float tahead = median_ms([&] { ahead_r_dot_sweep<<<grid_ahead, 64>>>(args); });
-    const float tall_new = median_ms([&] { forward(); ahead_r_dot_sweep<<<grid_ahead, 64>>>(args); short_backward_sweep<State, 2><<<grid_short2, 64>>>(args); });
-    const int grid_probe = detail::grid_for<double, short_backward_sweep<State, 1, true>>(args.s.total());
-    const float tprobe = median_ms([&] { short_backward_sweep<State, 1, true><<<grid_probe, 64>>>(args); });
-    std::printf("%s B %lld N %lld M %lld: short-step E/A sweep with G and E_dot on rows (coalesced, wrong values) %.3f ms\n",
-                name, (long long)B, (long long)N, (long long)M, tprobe);
-    std::printf("%s B %lld N %lld M %lld: two pieces ahead: short-step E/A sweep %.3f ms (%lld cells off by more than 1e-13 of the max), R_dot sweep %.3f ms (%lld words differ); forward + both %.3f ms\n",
-                name, (long long)B, (long long)N, (long long)M, tshort2, (long long)differ2, tahead, (long long)differ_ahead, tall_new);
   }
   // Whether an R_dot sweep can run beside a forward without slowing it: the forward on ws, on one
   // stream, while the sweep runs on a second workspace's weights (a finished forward's), on another.
