@@ -220,6 +220,175 @@ __global__ void __launch_bounds__(2 * detail::kWarp) staged_r_dot_sweep(detail::
   finish_launch(s);
 }
 
+// hessian_backward_sweep with G and E_dot through shared memory a chunk at a time: each is a 32 x 32
+// parallelogram per warp (lane l's row, its 32 columns of the chunk), which the lanes read and write
+// along rows, 32 consecutive columns a warp instruction, instead of one column a lane on 32 rows.
+// The next chunk's G is loaded 8 rows a piece and stored into the other tile at the piece's end;
+// the chunk's E_dot takes G's place in its tile as G is read and goes out 8 rows a piece of the next
+// chunk, before that piece's G for the chunk after takes its place. Same arithmetic as the sweep, so the same E_dot
+// bit for bit, except that G outside the pair reads as 0.
+template <typename State>
+__global__ void __launch_bounds__(2 * detail::kWarp) tiled_backward_sweep(detail::HessianProductArgs<State> a) {
+  using namespace detail;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
+  constexpr int kPad = kWarp + 1;  // a row of a tile: 33 doubles, so a step's column and a row are conflict-free
+  __shared__ double2 extra[2][3 * kWarp + 2];
+  __shared__ double g_tile[2][2][kWarp * kPad];  // per warp, this chunk's and the next one's; E_dot replaces G as it is read
+  double2* const zero_area = extra[warp];
+  double2* const border_area = zero_area + kWarp + 1;
+  double2* const seed_area = zero_area + 2 * kWarp + 2;
+  zero_area[lane] = make_double2(0.0, 0.0);
+  seed_area[lane] = make_double2(0.0, 0.0);
+  const Schedule& s = a.s;
+  constexpr int kWords = kBackwardBorderWords;
+  for (int64_t ticket = take_ticket(s.ticket); ticket < s.total(); ticket = take_ticket(s.ticket)) {
+    Strip strip;
+    if (!begin_strip(s, ticket, true, strip)) continue;
+    const int64_t b = strip.b;
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const bool fed_from_below = strip.row0 + kWarp < rows;
+    const bool writes_ring = strip.k > 0 && lane == 0;
+    const bool last_lane = lane == kWarp - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
+    uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
+    const int64_t first_word = state_index(b * s.strips + strip.k, s.m, 0, lane);
+    const typename State::Word* st = a.state + first_word;
+    const double* r_dot_in = a.r_dot + first_word;
+    const int64_t strip_cells = (b * s.n + strip.row0) * s.m;  // the strip's first row
+    const double* g_strip = a.G + strip_cells;
+    double* E_dot_strip = a.E_dot + strip_cells;
+    const auto value = a.values[b];
+    const double undefined = a.bad_direction[b] != 0 || !isfinite(value) ? static_cast<double>(NAN) : 0.0;
+    const int last_step = cols + kWarp - 1;
+    const double inv_gamma = a.inv_gamma;
+    const bool seeds = i == rows - 1;
+    __syncwarp();
+    if (seeds)
+      seed_area[kWarp - 1 - lane] = make_double2(1.0, r_dot_in[static_cast<int64_t>(cols - 1 + lane) * kWarp] * inv_gamma);
+    __syncwarp();
+    const double2* extra_in = seeds ? seed_area : last_lane && fed_from_below ? border_area : zero_area;
+
+    // Row r of chunk t0's tiles is the strip's row r at columns cols - 1 - t0 - r + c, c = 0..31,
+    // kept at r * kPad + 31 - c, so that lane l's step s is at l * kPad + s.
+    const auto column_of = [&](int t0, int r) { return cols - 1 - t0 - r + lane; };
+    const auto in_pair = [&](int t0, int r) {
+      const int j = column_of(t0, r);
+      return strip.row0 + r < rows && j >= 0 && j < cols;
+    };
+    double g_next[kBorderPiece];
+    const auto load_g = [&](int t0, int first_row) {
+#pragma unroll
+      for (int k = 0; k < kBorderPiece; ++k) {
+        const int r = first_row + k;
+        g_next[k] = in_pair(t0, r) ? __ldg(g_strip + static_cast<int64_t>(r) * s.m + column_of(t0, r)) : 0.0;
+      }
+    };
+    const auto store_g = [&](double* tile, int first_row) {
+#pragma unroll
+      for (int k = 0; k < kBorderPiece; ++k) tile[(first_row + k) * kPad + kWarp - 1 - lane] = g_next[k];
+    };
+    // Chunk t0's E_dot, rows [first_row, first_row + 8) of its tile, out to the pair.
+    const auto flush = [&](const double* tile, int t0, int first_row) {
+#pragma unroll
+      for (int k = 0; k < kBorderPiece; ++k) {
+        const int r = first_row + k;
+        if (in_pair(t0, r)) E_dot_strip[static_cast<int64_t>(r) * s.m + column_of(t0, r)] = tile[r * kPad + kWarp - 1 - lane];
+      }
+    };
+    for (int piece = 0; piece < kPieces; ++piece) {
+      load_g(0, piece * kBorderPiece);
+      store_g(g_tile[warp][0], piece * kBorderPiece);
+    }
+
+    double e_right = 0.0, a_right = 0.0, e_diag = 0.0, a_diag = 0.0, e_up = 0.0, a_up = 0.0;
+    const auto in_grid_of = [&](int t0) {
+      return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
+    };
+    struct Inputs {
+      typename State::Word word[kBorderPiece];
+      double r_dot[kBorderPiece];
+    };
+    const auto load = [&](int t0, int piece, Inputs& p) {
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int q = 0; q < kBorderPiece; ++q) {
+        const int step = piece * kBorderPiece + q;
+        const int64_t word = static_cast<int64_t>(cols + kWarp - 2 - t0 - step) * kWarp;
+        const bool active = (in_grid >> step) & 1u;
+        p.word[q] = active ? st[word] : State::empty();
+        p.r_dot[q] = active ? r_dot_in[word] : 0.0;
+      }
+    };
+    Inputs now, next;
+    load(0, 0, now);
+    await_claim(s, strip.id, strip.order);
+    for (int t0 = 0, parity = 0; t0 < last_step; t0 += kWarp, parity ^= 1) {
+      double* g_now = g_tile[warp][parity];
+      double* g_later = g_tile[warp][parity ^ 1];
+      const bool more = t0 + kWarp < last_step;
+      const int jb = cols - 1 - t0 - lane;
+      const bool reads_border = fed_from_below && jb >= 0;
+      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
+      border_area[lane] = make_double2(0.0, 0.0);
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
+        const bool in = w0 != 0 && w1 != 0;
+        if (in) border_area[lane] = make_double2(unseal(w0), unseal(w1));
+        return in;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        if (piece + 1 < kPieces) load(t0, piece + 1, next);
+        else if (more) load(t0 + kWarp, 0, next);
+        if (t0 > 0) flush(g_later, t0 - kWarp, piece * kBorderPiece);  // the chunk before's E_dot, before G takes its place
+        if (more) load_g(t0 + kWarp, piece * kBorderPiece);
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
+          const double e_below = __shfl_down_sync(kFullMask, e_up, 1);
+          const double a_below = __shfl_down_sync(kFullMask, a_up, 1);
+          const double2 x = extra_in[step];
+          const double e_in = last_lane ? 0.0 : e_below, a_in = last_lane ? 0.0 : a_below;
+          const bool active = (in_grid >> step) & 1u;
+          const Weights<State> w(now.word[q]);
+          const double g = g_now[lane * kPad + step], r_dot = now.r_dot[q];
+          const double e = (e_right + x.x) + e_in;
+          const double a_cell = (a_right + x.y) + a_in - e * (g * inv_gamma);
+          g_now[lane * kPad + step] = a_cell - e * ((r_dot - g) * inv_gamma) + undefined;
+          e_up = e * w.up + e_diag;
+          a_up = a_cell * w.up + a_diag;
+          uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
+          const bool hands_up = writes_ring & active;
+          ring_store(word, seal(e_up), hands_up);
+          ring_store(word + 1, seal(a_up), hands_up);
+          e_diag = e * w.diag;
+          a_diag = a_cell * w.diag;
+          e_right = e * w.left;
+          a_right = a_cell * w.left;
+        }
+        if (more) store_g(g_later, piece * kBorderPiece);
+        now = next;
+      }
+      if (!more) {
+        __syncwarp();
+#pragma unroll
+        for (int piece = 0; piece < kPieces; ++piece) flush(g_now, t0, piece * kBorderPiece);
+      }
+#pragma unroll
+      for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
+      if (t0 == 0 && seeds) seed_area[kWarp - 1 - lane] = make_double2(0.0, 0.0);
+      __syncwarp();
+    }
+    __syncwarp();
+    if (lane == 0) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
+}
+
 template <typename T, typename State>
 void run(int64_t B, int64_t N, int64_t M, const char* name) {
   Problem p{B, N, M, 1, 1.0};
@@ -316,6 +485,30 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
     const float tstaged = median_ms([&] { staged_r_dot_sweep<<<staged_grid, 64>>>(args); });
     std::printf("%s B %lld N %lld M %lld: staged R_dot sweep %.3f ms (%d blocks an SM), %lld of %zu words differ from the R_dot sweep's\n",
                 name, (long long)B, (long long)N, (long long)M, tstaged, blocks, (long long)differ, want.size());
+    // The tiled E / A sweep's E_dot against hessian_backward_sweep's, word for word, then its time.
+    const std::size_t cells = static_cast<std::size_t>(B * N * M);
+    std::vector<double> e_want(cells), e_got(cells);
+    forward();
+    sweep1();
+    CHECK(cudaMemset(E_dot, 0, cells * 8));
+    sweep2();
+    CHECK(cudaMemcpy(e_want.data(), E_dot, cells * 8, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(E_dot, 0, cells * 8));
+    const int grid_tiled = detail::grid_for<double, tiled_backward_sweep<State>>(args.s.total());
+    tiled_backward_sweep<State><<<grid_tiled, 64>>>(args);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(e_got.data(), E_dot, cells * 8, cudaMemcpyDeviceToHost));
+    int64_t e_differ = 0;
+    double e_worst = 0, e_scale = 0;
+    for (std::size_t k = 0; k < cells; ++k) {
+      e_differ += std::memcmp(&e_want[k], &e_got[k], 8) != 0;
+      e_worst = std::max(e_worst, std::abs(e_got[k] - e_want[k]));
+      e_scale = std::max(e_scale, std::abs(e_want[k]));
+    }
+    const float ttiled = median_ms([&] { tiled_backward_sweep<State><<<grid_tiled, 64>>>(args); });
+    const float tall_tiled = median_ms([&] { forward(); sweep1(); tiled_backward_sweep<State><<<grid_tiled, 64>>>(args); });
+    std::printf("%s B %lld N %lld M %lld: tiled E/A sweep %.3f ms (all three %.3f ms), %lld of %zu E_dot differ from the E/A sweep's (max difference / max %.3g)\n",
+                name, (long long)B, (long long)N, (long long)M, ttiled, tall_tiled, (long long)e_differ, cells, e_worst / e_scale);
   }
   // Whether an R_dot sweep can run beside a forward without slowing it: the forward on ws, on one
   // stream, while the sweep runs on a second workspace's weights (a finished forward's), on another.
