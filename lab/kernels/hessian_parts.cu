@@ -389,6 +389,187 @@ __global__ void __launch_bounds__(2 * detail::kWarp) tiled_backward_sweep(detail
   finish_launch(s);
 }
 
+// tiled_backward_sweep's tiles with the row traffic in a second warp: each block is a strip's
+// chain warp and a loader warp. The loader fills a tile with a chunk's G (rows, coalesced) and,
+// once the chain is done with that chunk, writes the E_dot the chain left in its place out along
+// rows; the chain reads G and writes E_dot in shared memory, one of each a step, where the sweep
+// loads and stores global memory. Named barriers hand the tiles over (full: 1 + slot, done:
+// 1 + kSplitSlots + slot).
+constexpr int kSplitSlots = 2;
+
+template <typename State>
+__global__ void __launch_bounds__(2 * detail::kWarp) split_backward_sweep(detail::HessianProductArgs<State> a) {
+  using namespace detail;
+  const int lane = threadIdx.x & 31;
+  const bool loader = threadIdx.x >= kWarp;
+  constexpr int kPad = kWarp + 1;
+  __shared__ double2 extra[3 * kWarp + 2];
+  __shared__ double tiles[kSplitSlots][kWarp * kPad];
+  __shared__ long long shared_ticket;
+  double2* const zero_area = extra;
+  double2* const border_area = zero_area + kWarp + 1;
+  double2* const seed_area = zero_area + 2 * kWarp + 2;
+  if (!loader) {
+    zero_area[lane] = make_double2(0.0, 0.0);
+    seed_area[lane] = make_double2(0.0, 0.0);
+  }
+  const Schedule& s = a.s;
+  constexpr int kWords = kBackwardBorderWords;
+  for (;;) {
+    if (!loader) {
+      const int64_t t = take_ticket(s.ticket);
+      if (lane == 0) shared_ticket = t;
+    }
+    __syncthreads();
+    const int64_t ticket = shared_ticket;
+    __syncthreads();
+    if (ticket >= s.total()) break;
+    Strip strip;
+    if (loader) {
+      if (!locate_strip(s, ticket, true, strip)) continue;
+    } else if (!begin_strip(s, ticket, true, strip)) {
+      continue;
+    }
+    const int64_t b = strip.b;
+    const int rows = strip.rows, cols = strip.cols, i = strip.row0 + lane;
+    const int last_step = cols + kWarp - 1, chunks = (last_step + kWarp - 1) / kWarp;
+    const int64_t strip_cells = (b * s.n + strip.row0) * s.m;
+    if (loader) {
+      // Row r of chunk t0's tile: the strip's row r at columns cols - 1 - t0 - r + c, kept at r * kPad + 31 - c.
+      const double* g_strip = a.G + strip_cells;
+      double* E_dot_strip = a.E_dot + strip_cells;
+      const int rows_here = min(kWarp, rows - strip.row0);
+      const auto flush = [&](int c) {
+        const double* tile = tiles[c % kSplitSlots];
+        const int jj = cols - 1 - c * kWarp + lane;
+#pragma unroll 8
+        for (int r = 0; r < kWarp; ++r) {
+          const int j = jj - r;
+          if (r < rows_here && j >= 0 && j < cols) E_dot_strip[static_cast<int64_t>(r) * s.m + j] = tile[r * kPad + kWarp - 1 - lane];
+        }
+      };
+      for (int c = 0; c < chunks; ++c) {
+        const int slot = c % kSplitSlots;
+        if (c >= kSplitSlots) {
+          bar_sync(1 + kSplitSlots + slot);
+          flush(c - kSplitSlots);
+        }
+        const int jj = cols - 1 - c * kWarp + lane;
+        double g[kWarp];
+#pragma unroll
+        for (int r = 0; r < kWarp; ++r) {
+          const int j = jj - r;
+          g[r] = r < rows_here && j >= 0 && j < cols ? __ldg(g_strip + static_cast<int64_t>(r) * s.m + j) : 0.0;
+        }
+#pragma unroll
+        for (int r = 0; r < kWarp; ++r) tiles[slot][r * kPad + kWarp - 1 - lane] = g[r];
+        bar_arrive(1 + slot);
+      }
+      for (int c = max(0, chunks - kSplitSlots); c < chunks; ++c) {
+        bar_sync(1 + kSplitSlots + c % kSplitSlots);
+        flush(c);
+      }
+      continue;
+    }
+    const bool fed_from_below = strip.row0 + kWarp < rows;
+    const bool writes_ring = strip.k > 0 && lane == 0;
+    const bool last_lane = lane == kWarp - 1;
+    uint64_t* ring_out = a.ring + strip.slot * s.m * kWords;
+    uint64_t* ring_in = a.ring + strip.previous * s.m * kWords;
+    const int64_t first_word = state_index(b * s.strips + strip.k, s.m, 0, lane);
+    const typename State::Word* st = a.state + first_word;
+    const double* r_dot_in = a.r_dot + first_word;
+    const auto value = a.values[b];
+    const double undefined = a.bad_direction[b] != 0 || !isfinite(value) ? static_cast<double>(NAN) : 0.0;
+    const double inv_gamma = a.inv_gamma;
+    const bool seeds = i == rows - 1;
+    __syncwarp();
+    if (seeds)
+      seed_area[kWarp - 1 - lane] = make_double2(1.0, r_dot_in[static_cast<int64_t>(cols - 1 + lane) * kWarp] * inv_gamma);
+    __syncwarp();
+    const double2* extra_in = seeds ? seed_area : last_lane && fed_from_below ? border_area : zero_area;
+    double e_right = 0.0, a_right = 0.0, e_diag = 0.0, a_diag = 0.0, e_up = 0.0, a_up = 0.0;
+    const auto in_grid_of = [&](int t0) {
+      return i < rows ? step_mask(kWarp - 1 - lane - t0, cols + kWarp - 1 - lane - t0) : 0u;
+    };
+    struct Inputs {
+      typename State::Word word[kBorderPiece];
+      double r_dot[kBorderPiece];
+    };
+    const auto load = [&](int t0, int piece, Inputs& p) {
+      const uint32_t in_grid = in_grid_of(t0);
+#pragma unroll
+      for (int q = 0; q < kBorderPiece; ++q) {
+        const int step = piece * kBorderPiece + q;
+        const int64_t word = static_cast<int64_t>(cols + kWarp - 2 - t0 - step) * kWarp;
+        const bool active = (in_grid >> step) & 1u;
+        p.word[q] = active ? st[word] : State::empty();
+        p.r_dot[q] = active ? r_dot_in[word] : 0.0;
+      }
+    };
+    Inputs now, next;
+    load(0, 0, now);
+    await_claim(s, strip.id, strip.order);
+    for (int c = 0; c < chunks; ++c) {
+      const int t0 = c * kWarp, slot = c % kSplitSlots;
+      double* tile = tiles[slot];
+      const int jb = cols - 1 - t0 - lane;
+      const bool reads_border = fed_from_below && jb >= 0;
+      uint64_t* border_word = ring_in + static_cast<int64_t>(jb) * kWords;
+      border_area[lane] = make_double2(0.0, 0.0);
+      uint32_t border_ready = __ballot_sync(kFullMask, !reads_border);
+      const auto take_border = [&] {
+        const uint64_t w0 = ring_load(border_word), w1 = ring_load(border_word + 1);
+        const bool in = w0 != 0 && w1 != 0;
+        if (in) border_area[lane] = make_double2(unseal(w0), unseal(w1));
+        return in;
+      };
+      const uint32_t in_grid = in_grid_of(t0);
+      bar_sync(1 + slot);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) {
+        if (piece + 1 < kPieces) load(t0, piece + 1, next);
+        else if (c + 1 < chunks) load(t0 + kWarp, 0, next);
+        border_ready = await_border(border_ready, piece * kBorderPiece, take_border);
+        __syncwarp();
+#pragma unroll
+        for (int q = 0; q < kBorderPiece; ++q) {
+          const int step = piece * kBorderPiece + q, j = cols + kWarp - 2 - t0 - step - lane;
+          const double e_below = __shfl_down_sync(kFullMask, e_up, 1);
+          const double a_below = __shfl_down_sync(kFullMask, a_up, 1);
+          const double2 x = extra_in[step];
+          const double e_in = last_lane ? 0.0 : e_below, a_in = last_lane ? 0.0 : a_below;
+          const bool active = (in_grid >> step) & 1u;
+          const Weights<State> w(now.word[q]);
+          const double g = tile[lane * kPad + step], r_dot = now.r_dot[q];
+          const double e = (e_right + x.x) + e_in;
+          const double a_cell = (a_right + x.y) + a_in - e * (g * inv_gamma);
+          tile[lane * kPad + step] = a_cell - e * ((r_dot - g) * inv_gamma) + undefined;
+          e_up = e * w.up + e_diag;
+          a_up = a_cell * w.up + a_diag;
+          uint64_t* word = ring_out + static_cast<int64_t>(j) * kWords;
+          const bool hands_up = writes_ring & active;
+          ring_store(word, seal(e_up), hands_up);
+          ring_store(word + 1, seal(a_up), hands_up);
+          e_diag = e * w.diag;
+          a_diag = a_cell * w.diag;
+          e_right = e * w.left;
+          a_right = a_cell * w.left;
+        }
+        now = next;
+      }
+      bar_arrive(1 + kSplitSlots + slot);
+#pragma unroll
+      for (int q = 0; q < kWords; ++q) ring_store(border_word + q, 0, reads_border);
+      if (t0 == 0 && seeds) seed_area[kWarp - 1 - lane] = make_double2(0.0, 0.0);
+      __syncwarp();
+    }
+    __syncwarp();
+    if (lane == 0) publish(s.progress + strip.id, kDone);
+  }
+  finish_launch(s);
+}
+
 template <typename T, typename State>
 void run(int64_t B, int64_t N, int64_t M, const char* name) {
   Problem p{B, N, M, 1, 1.0};
@@ -507,6 +688,18 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
     }
     const float ttiled = median_ms([&] { tiled_backward_sweep<State><<<grid_tiled, 64>>>(args); });
     const float tall_tiled = median_ms([&] { forward(); sweep1(); tiled_backward_sweep<State><<<grid_tiled, 64>>>(args); });
+    CHECK(cudaMemset(E_dot, 0, cells * 8));
+    int split_blocks = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&split_blocks, split_backward_sweep<State>, 64, 0));
+    const int split_grid = static_cast<int>(std::min<int64_t>(args.s.total(), int64_t{split_blocks} * sms));
+    split_backward_sweep<State><<<split_grid, 64>>>(args);
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(e_got.data(), E_dot, cells * 8, cudaMemcpyDeviceToHost));
+    double s_worst = 0;
+    for (std::size_t k = 0; k < cells; ++k) s_worst = std::max(s_worst, std::abs(e_got[k] - e_want[k]));
+    const float tsplit = median_ms([&] { split_backward_sweep<State><<<split_grid, 64>>>(args); });
+    std::printf("%s B %lld N %lld M %lld: split E/A sweep (chain warp + loader warp) %.3f ms (%d blocks an SM), max E_dot difference / max %.3g\n",
+                name, (long long)B, (long long)N, (long long)M, tsplit, split_blocks, s_worst / e_scale);
     std::printf("%s B %lld N %lld M %lld: tiled E/A sweep %.3f ms (all three %.3f ms), %lld of %zu E_dot differ from the E/A sweep's (max difference / max %.3g)\n",
                 name, (long long)B, (long long)N, (long long)M, ttiled, tall_tiled, (long long)e_differ, cells, e_worst / e_scale);
   }
