@@ -43,6 +43,8 @@ struct ForwardArgs {
   typename State::Word* state;  // batch * strips * m + 31 steps of 32 words (state_index); null: values only
   uint64_t* ring;                      // batch x ring_slots x m: the last row of R of a strip, sealed
   RowCheckpoint rows = {};
+  int* chunks_done = nullptr;  // per strip: its chunks whose state is written, for a sweep that trails it; null: none
+  T* costs = nullptr;          // State::kCostsApart: where the costs wait for the chain (state_index layout)
 };
 
 // The state of a strip is laid out by warp step (step = j + lane) so that one step of a warp
@@ -98,6 +100,28 @@ __device__ inline typename State::Word* strip_state(const ForwardArgs<T, State>&
   return a.state + state_index(strip.b * a.s.strips + strip.k, a.s.m, 0, threadIdx.x & 31);
 }
 
+// Where a strip's costs wait for its chain, by warp step: in its state words (hold, held), or, for a
+// State with kCostsApart, in a.costs at the same index.
+template <typename T, typename State>
+struct CostStage {
+  typename State::Word* words;  // this lane's word of step 0
+  T* costs;                     // this lane's cost of step 0 (kCostsApart)
+  __device__ void put(int64_t step, T cost) const {
+    if constexpr (State::kCostsApart) costs[step * kWarp] = cost;
+    else words[step * kWarp] = State::hold(cost);
+  }
+  __device__ T get(int64_t step) const {
+    if constexpr (State::kCostsApart) return costs[step * kWarp];
+    else return State::held(words[step * kWarp]);
+  }
+};
+
+template <typename T, typename State>
+__device__ inline CostStage<T, State> strip_stage(const ForwardArgs<T, State>& a, const Strip& strip) {
+  const int64_t first = state_index(strip.b * a.s.strips + strip.k, a.s.m, 0, threadIdx.x & 31);
+  return {a.state + first, State::kCostsApart ? a.costs + first : nullptr};
+}
+
 // Where the strips' warps leave half the device or more, tile warps (the blocks past the strips')
 // stage the strips' cost: 32 x 32 tiles, one per chunk, into the strips' state words, taken in the
 // strips' order by a ticket, while a strip's warp claims what is left of its own tiles. So a
@@ -111,7 +135,7 @@ __device__ inline typename State::Word* strip_state(const ForwardArgs<T, State>&
 // store is a part of one warp step's 128 bytes.
 template <typename State, typename T, typename Cost>
 __device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
-                           int64_t b, int row0, int rows, int cols, int first, typename State::Word* st) {
+                           int64_t b, int row0, int rows, int cols, int first, const CostStage<T, State>& st) {
   const int lane = threadIdx.x & 31;
   if (first >= cols) return;
   T column[kWarp];
@@ -124,7 +148,7 @@ __device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T 
   for (int s = 0; s < 2 * kWarp - 1; ++s) {
     const int q = s - lane;
     if (q >= 0 && q < kWarp && first + q < cols)
-      st[static_cast<int64_t>(first + s) * kWarp] = State::hold(tile[lane][q & (kWarp - 1)]);
+      st.put(first + s, tile[lane][q & (kWarp - 1)]);
   }
 }
 
@@ -135,7 +159,7 @@ __device__ void stage_tile(const Cost& cost, typename Cost::Scratch& scratch, T 
 // steps.
 template <typename State, typename T, typename Cost>
 __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T (&tile)[kWarp][kTileColumns],
-                            int64_t b, int row0, int rows, int cols, typename State::Word* st) {
+                            int64_t b, int row0, int rows, int cols, const CostStage<T, State>& st) {
   const int lane = threadIdx.x & 31, last_step = cols + kWarp - 1;
   for (int t0 = 0; t0 < last_step; t0 += kWarp) {
     const int parity = (t0 / kWarp) & 1;
@@ -150,7 +174,7 @@ __device__ void stage_costs(const Cost& cost, typename Cost::Scratch& scratch, T
     for (int step = 0; step < kWarp; ++step) {
       const int t = t0 + step, j = t - lane;
       if (j >= 0 && j < cols)
-        st[static_cast<int64_t>(t) * kWarp] = State::hold(tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)]);
+        st.put(t, tile[lane][(parity * kWarp + step - lane) & (kTileColumns - 1)]);
     }
     __syncwarp();
   }
@@ -166,7 +190,7 @@ __device__ void stage_if_unclaimed(const Cost& cost, typename Cost::Scratch& scr
   unsigned taken = 1;
   if (lane == 0) taken = atomicExch(s.tile_claims + of.id * chunks + chunk, 1u);
   if (__shfl_sync(kFullMask, taken, 0)) return;
-  stage_tile<State>(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, strip_state(a, of));
+  stage_tile<State>(cost, scratch, tile, of.b, of.row0, of.rows, of.cols, chunk * kWarp, strip_stage(a, of));
   __syncwarp();  // every lane's stores (and reads of the tile) before lane 0's release
   if (lane == 0) {
     cuda::atomic_ref<int, cuda::thread_scope_device> staged(s.staged[of.id]);
@@ -199,6 +223,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   const Schedule& s = a.s;
   const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
   T* my_tile = tiles_of_block[warp][lane];
+  allow_dependent_launch();
 
   const int64_t chunks = tiles_per_strip(s.m);
   if constexpr (kSaveState)
@@ -226,6 +251,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
     uint64_t* ring_out = a.ring + strip.slot * s.m;
     uint64_t* ring_in = a.ring + strip.previous * s.m;
     auto* st = kSaveState ? strip_state(a, strip) : nullptr;
+    CostStage<T, State> stage{};
+    if constexpr (kSaveState) stage = strip_stage(a, strip);
     const int last_step = cols + kWarp - 1;  // warp steps of the strip: 0 .. last_step - 1
     // Columns this lane computes (inside the grid) and keeps finite (inside the band too).
     const int j_end = row_ok ? cols : 0;
@@ -248,7 +275,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         for (int chunk = 0; chunk < chunks; ++chunk) stage_if_unclaimed(cost, scratch[warp], tiles_of_block[warp], a, strip, chunks, chunk);
         await_count(s.staged + strip.id, static_cast<int>(chunks));
       } else {
-        stage_costs<State>(cost, scratch[warp], tiles_of_block[warp], b, row0, rows, cols, st);
+        stage_costs<State>(cost, scratch[warp], tiles_of_block[warp], b, row0, rows, cols, stage);
       }
     }
     await_claim(s, strip.id, strip.order);
@@ -262,7 +289,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
         T chunk_cost[kWarp];
 #pragma unroll
         for (int step = 0; step < kWarp; ++step)
-          chunk_cost[step] = t0 + step < last_step ? State::held(chunk_state[step * kWarp]) : T(0);
+          chunk_cost[step] = t0 + step < last_step ? stage.get(t0 + step) : T(0);
 #pragma unroll
         for (int step = 0; step < kWarp; ++step) my_tile[(parity * kWarp + step - lane) & (kTileColumns - 1)] = chunk_cost[step];
       } else if (t0 < cols) {
@@ -346,6 +373,7 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
       }
       ring_store(ring_in + t0 + lane, 0, reads_border);  // read: the slot's next writer finds it zero
       __syncwarp();
+      if (a.chunks_done != nullptr && lane == 0) publish(a.chunks_done + strip.id, t0 / kWarp + 1);
     }
     if (lane == kWarp - 1) publish(my_progress, kDone);
   }

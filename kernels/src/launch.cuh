@@ -71,12 +71,14 @@ int grid_for(int64_t tickets) {
   return static_cast<int>(wanted < resident ? wanted : resident);
 }
 
-// strip0 and rows (kRows): a checkpointed forward's band of strips and its kept rows of R.
+// strip0 and rows (kRows): a checkpointed forward's band of strips and its kept rows of R;
+// chunks_done, costs: where each strip counts its chunks written, where its costs wait (ForwardArgs).
 // State: how the forward saves a cell's weights (the second order's own, or CellState<T>).
 template <typename T, typename Cost, bool kSaveState, bool kHardMin, bool kShaped, bool kRows = false,
           typename State = CellState<T>>
 void launch_forward_kernel(const Problem& p, const WorkspaceLayout& w, const Cost& cost, T* values, void* workspace,
-                           cudaStream_t stream, int64_t strip0 = 0, const RowCheckpoint& rows = {}) {
+                           cudaStream_t stream, int64_t strip0 = 0, const RowCheckpoint& rows = {},
+                           int* chunks_done = nullptr, T* costs = nullptr) {
   auto* base = static_cast<char*>(workspace);
   constexpr auto kernel = forward_kernel<T, Cost, kSaveState, kHardMin, kShaped, kRows, State>;
   constexpr int kWarps = warps_per_block<T>();
@@ -92,7 +94,7 @@ void launch_forward_kernel(const Problem& p, const WorkspaceLayout& w, const Cos
   const int grid = chain_blocks + static_cast<int>(tile_blocks);
   ForwardArgs<T, State> args{schedule_for(p, w, workspace, strip0), chain_blocks, p.gamma, values,
                               kSaveState ? reinterpret_cast<typename State::Word*>(base + w.state) : nullptr,
-                              reinterpret_cast<uint64_t*>(base + w.ring), rows};
+                              reinterpret_cast<uint64_t*>(base + w.ring), rows, chunks_done, costs};
   kernel<<<grid, kWarps * kWarp, 0, stream>>>(cost, args);
   check(cudaGetLastError(), "forward launch");
 }

@@ -148,10 +148,10 @@ __device__ inline void await_claim(const Schedule& s, int64_t id, int64_t order)
   __syncwarp();
 }
 
-// Waits until *counter >= needed (lane 0 polls), then reads what was published before it.
-__device__ inline void await_count(int* counter, int needed) {
+// Waits until *counter >= needed (lane 0 polls, sleep_ns apart), then reads what was published before it.
+__device__ inline void await_count(int* counter, int needed, unsigned sleep_ns = 64) {
   if ((threadIdx.x & 31) == 0) {
-    wait_for(counter, needed);
+    wait_for(counter, needed, sleep_ns);
     cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
   }
   __syncwarp();
@@ -204,6 +204,20 @@ __device__ inline bool begin_strip(const Schedule& s, int64_t ticket, bool botto
 // the cost tiles in a forward that saves state; it sits beside the strips' ticket and the count of
 // finished warps. (The forward's tile claims are left set: the next forward's memset clears them.)
 __device__ inline unsigned long long* tile_ticket(const Schedule& s) { return s.ticket + 2; }
+
+// Programmatic dependent launch (sm_90 and later; elsewhere the launches stay in stream order): a
+// kernel lets the one launched after it with programmatic serialization start at once, and that one
+// waits for it to finish (and its memory to be visible) before it ends itself.
+__device__ inline void allow_dependent_launch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ inline void await_primary_launch() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 // Called by every warp once it has no ticket left. The last warp of the grid to get here puts the
 // scratch back to zero (tickets, progress and staged-tile counters, this count), so the launch after

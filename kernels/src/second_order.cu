@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,8 +17,8 @@ namespace {
 using detail::fail;
 using detail::WorkspaceLayout;
 
-// A cell's weights (float64 for a float64 cost, FloatWeights' 8 bytes for a float32 one, in a
-// region sized for the larger) and its R_dot.
+// A cell's weights (float64 for a float64 cost; FloatWeights' 8 bytes for a float32 one, then the
+// float32 costs waiting for the forward, in a region sized for the larger) and its R_dot.
 constexpr std::size_t kStateBytes = sizeof(detail::DoublePair);
 constexpr std::size_t kCellBytes = kStateBytes + sizeof(double);
 constexpr double kMaxWorkspaceBytes = 0x1p62;  // the layout's byte count then fits in size_t
@@ -37,7 +38,8 @@ void validate(const SecondOrderProblem& p) {
     fail("gamma must be finite and >= ", kMinGamma, " (the smallest normal double; got ", p.gamma, ")");
   detail::validate(first_order(p));
   const double strips = std::ceil(static_cast<double>(p.n) / detail::kWarp);
-  const double column_bytes = strips * (detail::kWarp * kCellBytes + detail::kBackwardBorderWords * sizeof(uint64_t));
+  const double column_bytes =
+      strips * (detail::kWarp * kCellBytes + (1 + detail::kBackwardBorderWords) * sizeof(uint64_t));
   const double bytes = static_cast<double>(p.batch) * static_cast<double>(p.m) * column_bytes;
   if (bytes > kMaxWorkspaceBytes)
     fail("batch * n * m is too large for a workspace: at ", kCellBytes, " bytes a cell of rows padded to ", detail::kWarp,
@@ -45,34 +47,52 @@ void validate(const SecondOrderProblem& p) {
          ", m = ", p.m, ")");
 }
 
-// The forward's layout with a ring wide enough for the backward sweep's two words a column, then
-// R_dot in the state's layout, the pairs' values and their direction flags.
+// R_dot in the state's layout and the pairs' values, then the forward's layout (weights, scratch,
+// ring) from `forward`, the direction flags, the forward's chunks written a strip, and the sweeps'
+// own scratch and ring (two words a column), apart from the forward's, which the R_dot sweep runs
+// beside. Everything from the forward's scratch on is zeroed by one memset.
 struct HessianLayout {
-  WorkspaceLayout strips;
-  std::size_t r_dot = 0, values = 0, bad_direction = 0, total = 0;
+  WorkspaceLayout strips, sweeps;
+  std::size_t words = 0;  // state words (and R_dot entries), rows padded to strips
+  std::size_t r_dot = 0, values = 0, forward = 0, bad_direction = 0, chunks_done = 0, sweeps_base = 0, total = 0;
 };
 
 HessianLayout hessian_layout(const SecondOrderProblem& p) {
   validate(p);
   HessianLayout h;
-  h.strips = detail::workspace_layout(first_order(p), kStateBytes, detail::kBackwardBorderWords * sizeof(uint64_t));
-  const std::size_t words = (static_cast<std::size_t>(p.batch * h.strips.strips) * static_cast<std::size_t>(p.m) +
-                             detail::kWarp - 1) * detail::kWarp;
-  h.r_dot = h.strips.total;
-  h.values = h.r_dot + detail::aligned_bytes(words * sizeof(double));
-  h.bad_direction = h.values + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(double));
-  h.total = h.bad_direction + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(int));
+  h.strips = detail::workspace_layout(first_order(p), kStateBytes, sizeof(uint64_t));
+  h.sweeps = detail::workspace_layout(first_order(p), 0, detail::kBackwardBorderWords * sizeof(uint64_t));
+  const std::size_t strips = static_cast<std::size_t>(p.batch * h.strips.strips);
+  h.words = (strips * static_cast<std::size_t>(p.m) + detail::kWarp - 1) * detail::kWarp;
+  h.r_dot = 0;
+  h.values = h.r_dot + detail::aligned_bytes(h.words * sizeof(double));
+  h.forward = h.values + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(double));
+  h.bad_direction = h.forward + h.strips.total;
+  h.chunks_done = h.bad_direction + detail::aligned_bytes(static_cast<std::size_t>(p.batch) * sizeof(int));
+  h.sweeps_base = h.chunks_done + detail::aligned_bytes(strips * sizeof(int));
+  h.total = h.sweeps_base + h.sweeps.total;
   return h;
 }
 
 template <typename T>
 using WeightsOf = std::conditional_t<std::is_same_v<T, float>, detail::FloatWeights, detail::CellState<T>>;
 
+// A sweep's grid: a strip a block (its chain warp and its tiles' loader, strip_tiles.cuh), as many
+// blocks as the device holds at once. beside_previous: the launch may start while the kernel before
+// it runs (programmatic dependent launch), as the R_dot sweep does beside the forward.
 template <auto kernel, typename Args>
-void launch_sweep(const Args& args, cudaStream_t stream, const char* what) {
-  const int grid = detail::grid_for<double, kernel>(args.s.total());
-  kernel<<<grid, detail::warps_per_block<double>() * detail::kWarp, 0, stream>>>(args);
-  detail::check(cudaGetLastError(), what);
+void launch_sweep(const Args& args, bool beside_previous, cudaStream_t stream, const char* what) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(
+      std::min<int64_t>(args.s.total(), detail::resident_blocks<kernel, detail::kStripBlock>())));
+  config.blockDim = dim3(detail::kStripBlock);
+  config.stream = stream;
+  cudaLaunchAttribute beside;
+  beside.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  beside.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &beside;
+  config.numAttrs = beside_previous ? 1 : 0;
+  detail::check(cudaLaunchKernelEx(&config, kernel, args), what);
 }
 
 }  // namespace
@@ -98,29 +118,36 @@ void alignment_backward(const SecondOrderProblem& problem, const In* D, const do
   const Problem p = first_order(problem);
   auto* base = static_cast<char*>(workspace);
   auto* values = reinterpret_cast<In*>(base + h.values);
-  // The forward's scratch reset reaches to the end of its layout; the flags after it need their own.
-  detail::check(cudaMemsetAsync(base + h.bad_direction, 0, h.total - h.bad_direction, stream),
-                "cudaMemsetAsync(bad_direction)");
+  // One memset for the forward's scratch and ring, the flags, the counts and the sweeps' scratch and ring.
+  const std::size_t scratch = h.forward + h.strips.ticket;
+  detail::check(cudaMemsetAsync(base + scratch, 0, h.total - scratch, stream), "cudaMemsetAsync(scratch)");
   if (p.x_len || p.y_len)  // the cells beyond a pair's lengths are never written: 0
     detail::check(cudaMemsetAsync(E_dot, 0, sizeof(double) * p.batch * p.n * p.m, stream), "cudaMemsetAsync(E_dot)");
   using Cost = PrecomputedCost<In>;
   const Cost cost{D, p.n, p.m};
-  detail::reset_scratch(h.strips, workspace, stream);
+  auto* chunks_done = reinterpret_cast<int*>(base + h.chunks_done);
+  // FloatWeights' words take half the state region: the costs wait in the other half.
+  static_assert(sizeof(typename State::Word) + (State::kCostsApart ? sizeof(In) : 0) <= kStateBytes);
+  In* costs = State::kCostsApart ? reinterpret_cast<In*>(base + h.forward + h.strips.state + h.words * sizeof(typename State::Word))
+                                 : nullptr;
   if (p.constraint.kind == ConstraintKind::sakoe_chiba || p.constraint.kind == ConstraintKind::itakura)
-    detail::launch_forward_kernel<In, Cost, true, false, true, false, State>(p, h.strips, cost, values, workspace, stream);
+    detail::launch_forward_kernel<In, Cost, true, false, true, false, State>(p, h.strips, cost, values, base + h.forward,
+                                                                              stream, 0, {}, chunks_done, costs);
   else
-    detail::launch_forward_kernel<In, Cost, true, false, false, false, State>(p, h.strips, cost, values, workspace, stream);
-  const detail::HessianProductArgs<State> args{detail::schedule_for(p, h.strips, workspace),
+    detail::launch_forward_kernel<In, Cost, true, false, false, false, State>(p, h.strips, cost, values, base + h.forward,
+                                                                               stream, 0, {}, chunks_done, costs);
+  const detail::HessianProductArgs<State> args{detail::schedule_for(p, h.sweeps, base + h.sweeps_base),
                                                1.0 / problem.gamma,
-                                               reinterpret_cast<const typename State::Word*>(base + h.strips.state),
+                                               reinterpret_cast<const typename State::Word*>(base + h.forward + h.strips.state),
                                                values,
                                                G,
                                                reinterpret_cast<double*>(base + h.r_dot),
                                                E_dot,
-                                               reinterpret_cast<uint64_t*>(base + h.strips.ring),
-                                               reinterpret_cast<int*>(base + h.bad_direction)};
-  launch_sweep<detail::hessian_forward_sweep<State>>(args, stream, "alignment_backward forward sweep launch");
-  launch_sweep<detail::hessian_backward_sweep<State>>(args, stream, "alignment_backward backward sweep launch");
+                                               reinterpret_cast<uint64_t*>(base + h.sweeps_base + h.sweeps.ring),
+                                               reinterpret_cast<int*>(base + h.bad_direction),
+                                               chunks_done};
+  launch_sweep<detail::hessian_forward_sweep<State>>(args, true, stream, "alignment_backward forward sweep launch");
+  launch_sweep<detail::hessian_backward_sweep<State>>(args, false, stream, "alignment_backward backward sweep launch");
 }
 
 template void alignment_backward<float>(const SecondOrderProblem&, const float*, const double*, double*, void*,

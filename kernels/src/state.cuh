@@ -18,6 +18,7 @@ struct CellState<float> {
   using Compute = float;
   static constexpr float kScale = 65535.0f;
   static constexpr bool kEveryWordFinite = true;  // any 32 bits decode to finite weights
+  static constexpr bool kCostsApart = false;      // the forward stages costs in the words (hold)
 
   // Adding 1.5 x 2^23 rounds a product in [0, 2^22) to the nearest integer, left in the low bits:
   // one FMA, where a conversion would use the slower pipe that exp and log share. (A NaN weight
@@ -58,6 +59,7 @@ struct CellState<double> {
   using Word = DoublePair;
   using Compute = double;
   static constexpr bool kEveryWordFinite = false;
+  static constexpr bool kCostsApart = false;
 
   __device__ static Word encode(double ediag, double eup, double eleft, double inv_sum) {
     Word w{ediag * inv_sum, eup * inv_sum};
@@ -89,6 +91,9 @@ struct alignas(8) FloatPair {
 struct FloatWeights {
   using Word = FloatPair;
   using Compute = float;
+  // The forward stages the costs (4 bytes) apart from the words (8), in a region of the state's
+  // layout of their own (ForwardArgs::costs), so that staging moves 4 bytes a cell, not 8.
+  static constexpr bool kCostsApart = true;
 
   __device__ static Word encode(float ediag, float eup, float eleft, float inv_sum) {
     const float up = eup * inv_sum;

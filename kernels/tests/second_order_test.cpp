@@ -5,6 +5,7 @@
 // uninitialised cell shows as NaN.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -179,6 +180,50 @@ TEST(AlignmentBackwardNonFinite, UndefinedPairsAreNaNAndTheOthersUntouched) {
   const std::vector<double> D2(D.begin() + 2 * cells, D.end()), G2(G.begin() + 2 * cells, G.end());
   const std::vector<double> want = reference_E_dot(clean, one, D2, G2);
   EXPECT_LE(float64_error(clean, one, G2, std::vector<double>(got.begin() + 2 * cells, got.end()), want), 1e-10);
+}
+
+// The product captured once in a CUDA graph (its R_dot sweep starts beside the forward) and replayed
+// on new costs and directions: each replay gives what a direct call gives, bit for bit, on a shape
+// whose strips reuse ring slots and on one with lengths and a band.
+TEST(AlignmentBackwardGraph, ReplaysOnNewInputsAsDirectCalls) {
+  SDTW_REQUIRE_GPU();
+  for (const Case& c : {Case{3, 300, 40, 2, 0.5}, Case{5, 40, 29, 3, 1.0, 12, true}}) {
+    auto rng = seeded_rng("alignment_backward, graph");
+    Inputs in = draw_inputs(rng, c);
+    DeviceSecondOrder dp(c, in);
+    DeviceBuffer<float> D(c.batch * c.n * c.m);
+    DeviceBuffer<double> G(c.batch * c.n * c.m), E_dot(c.batch * c.n * c.m);
+    DeviceBuffer<char> workspace(alignment_backward_workspace_bytes(dp.problem));
+    workspace.poison();
+    cudaStream_t stream;
+    SDTW_CUDA_OK(cudaStreamCreate(&stream));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    SDTW_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    alignment_backward<float>(dp.problem, D.get(), G.get(), E_dot.get(), workspace.get(), stream);
+    SDTW_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    SDTW_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      const Inputs drawn = draw_inputs(rng, c);
+      Inputs next = in;  // the lengths are the captured ones
+      next.x = drawn.x;
+      next.y = drawn.y;
+      const std::vector<float> D_host = cost_tensor<float>(c, next);
+      const std::vector<double> G_host = direction(rng, c, next);
+      D.upload(D_host);
+      G.upload(G_host);
+      E_dot.poison();
+      SDTW_CUDA_OK(cudaGraphLaunch(exec, stream));
+      SDTW_CUDA_OK(cudaStreamSynchronize(stream));
+      const std::vector<double> replayed = E_dot.download(), direct = run_alignment_backward<float>(c, next, D_host, G_host);
+      ASSERT_EQ(replayed.size(), direct.size());
+      for (std::size_t k = 0; k < direct.size(); ++k)
+        ASSERT_EQ(std::memcmp(&replayed[k], &direct[k], sizeof(double)), 0) << c << " replay " << replay << " cell " << k;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
 }
 
 TEST(AlignmentBackwardParameters, BadOnesAreNamed) {

@@ -24,6 +24,24 @@ using namespace sdtw::kernels;
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::printf("%s: %s\n", #x, cudaGetErrorString(e)); std::exit(1); } } while (0)
 
+// Where FloatWeights' forward stages its costs: the half of the 16-byte state region its words leave
+// (as alignment_backward places them).
+template <typename T, typename State>
+T* staged_costs(const Problem& p, const detail::WorkspaceLayout& w, void* ws) {
+  if constexpr (!State::kCostsApart) {
+    return nullptr;
+  } else {
+    const std::size_t words = (static_cast<std::size_t>(p.batch * w.strips * p.m) + 31) * 32;
+    return reinterpret_cast<T*>(static_cast<char*>(ws) + w.state + words * sizeof(typename State::Word));
+  }
+}
+
+// The product's sweeps run a strip a block, as many blocks as the device holds (launch_sweep).
+template <auto kernel>
+int strip_grid(int64_t strips) {
+  return static_cast<int>(std::min<int64_t>(strips, detail::resident_blocks<kernel, detail::kStripBlock>()));
+}
+
 template <typename F>
 float median_ms(F&& f) {
   cudaEvent_t a, b;
@@ -121,6 +139,13 @@ __global__ void __launch_bounds__(2 * detail::kWarp, 1) chain_only_sweep(detail:
 // barriers hand the slots over (full: 1 + slot, empty: 1 + kStagedSlots + slot). Same arithmetic
 // as hessian_forward_sweep, so its R_dot is the same bit for bit.
 constexpr int kStagedSlots = 4;
+
+// The lane's row of G, clamped into the pair so that every load stays in bounds.
+__device__ inline int64_t row_offset(const detail::Schedule& s, int64_t b, int i, int rows) {
+  return (b * s.n + min(i, rows - 1)) * s.m;
+}
+
+__device__ inline int clamp_column(int j, int cols) { return max(0, min(j, cols - 1)); }
 
 __device__ inline void bar_sync(int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
 __device__ inline void bar_arrive(int id) { asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory"); }
@@ -271,7 +296,8 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   using Cost = PrecomputedCost<T>;
   const auto forward = [&] {
     detail::reset_scratch(w, ws, nullptr);
-    detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, M}, values, ws, nullptr);
+    detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, M}, values, ws, nullptr, 0, {},
+                                                                             nullptr, staged_costs<T, State>(p, w, ws));
   };
   const auto forward32 = [&] {
     detail::reset_scratch(fw, fws, nullptr);
@@ -281,8 +307,8 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   const detail::HessianProductArgs<State> args{detail::schedule_for(p, w, ws), 1.0,
                                                reinterpret_cast<const typename State::Word*>(base + w.state), values, G,
                                                r_dot, E_dot, reinterpret_cast<uint64_t*>(base + w.ring), bad};
-  const auto sweep1 = [&] { detail::hessian_forward_sweep<State><<<detail::grid_for<double, detail::hessian_forward_sweep<State>>(args.s.total()), 64>>>(args); };
-  const auto sweep2 = [&] { detail::hessian_backward_sweep<State><<<detail::grid_for<double, detail::hessian_backward_sweep<State>>(args.s.total()), 64>>>(args); };
+  const auto sweep1 = [&] { detail::hessian_forward_sweep<State><<<strip_grid<detail::hessian_forward_sweep<State>>(args.s.total()), detail::kStripBlock>>>(args); };
+  const auto sweep2 = [&] { detail::hessian_backward_sweep<State><<<strip_grid<detail::hessian_backward_sweep<State>>(args.s.total()), detail::kStripBlock>>>(args); };
   const float t32 = median_ms(forward32);
   const float tf = median_ms(forward);
   forward();
@@ -329,7 +355,8 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
   T* values2;
   CHECK(cudaMalloc(&values2, B * sizeof(T)));
   detail::reset_scratch(w, ws2, nullptr);
-  detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, M}, values2, ws2, nullptr);
+  detail::launch_forward_kernel<T, Cost, true, false, false, false, State>(p, w, Cost{D, N, M}, values2, ws2, nullptr, 0, {},
+                                                                           nullptr, staged_costs<T, State>(p, w, ws2));
   CHECK(cudaDeviceSynchronize());
   auto* base2 = static_cast<char*>(ws2);
   const detail::HessianProductArgs<State> args2{detail::schedule_for(p, w, ws2), 1.0,
@@ -344,7 +371,7 @@ void run(int64_t B, int64_t N, int64_t M, const char* name) {
     cudaEventRecord(fork, nullptr);
     cudaStreamWaitEvent(side, fork, 0);
     forward();
-    detail::hessian_forward_sweep<State><<<detail::grid_for<double, detail::hessian_forward_sweep<State>>(args2.s.total()), 64, 0, side>>>(args2);
+    detail::hessian_forward_sweep<State><<<strip_grid<detail::hessian_forward_sweep<State>>(args2.s.total()), detail::kStripBlock, 0, side>>>(args2);
     cudaEventRecord(join, side);
     cudaStreamWaitEvent(nullptr, join, 0);
   });
@@ -375,13 +402,14 @@ std::vector<double> product(const Problem& p, const std::vector<float>& Dh, cons
   CHECK(cudaMemcpy(D, DT.data(), DT.size() * sizeof(T), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(G, Gh.data(), Gh.size() * 8, cudaMemcpyHostToDevice));
   detail::reset_scratch(w, ws, nullptr);
-  detail::launch_forward_kernel<T, PrecomputedCost<T>, true, false, false, false, State>(p, w, PrecomputedCost<T>{D, p.n, p.m}, values, ws, nullptr);
+  detail::launch_forward_kernel<T, PrecomputedCost<T>, true, false, false, false, State>(
+      p, w, PrecomputedCost<T>{D, p.n, p.m}, values, ws, nullptr, 0, {}, nullptr, staged_costs<T, State>(p, w, ws));
   auto* base = static_cast<char*>(ws);
   const detail::HessianProductArgs<State> args{detail::schedule_for(p, w, ws), 1.0 / p.gamma,
                                                reinterpret_cast<const typename State::Word*>(base + w.state), values, G,
                                                r_dot, E_dot, reinterpret_cast<uint64_t*>(base + w.ring), bad};
-  detail::hessian_forward_sweep<State><<<detail::grid_for<double, detail::hessian_forward_sweep<State>>(args.s.total()), 64>>>(args);
-  detail::hessian_backward_sweep<State><<<detail::grid_for<double, detail::hessian_backward_sweep<State>>(args.s.total()), 64>>>(args);
+  detail::hessian_forward_sweep<State><<<strip_grid<detail::hessian_forward_sweep<State>>(args.s.total()), detail::kStripBlock>>>(args);
+  detail::hessian_backward_sweep<State><<<strip_grid<detail::hessian_backward_sweep<State>>(args.s.total()), detail::kStripBlock>>>(args);
   CHECK(cudaDeviceSynchronize());
   std::vector<double> out(Gh.size());
   CHECK(cudaMemcpy(out.data(), E_dot, out.size() * 8, cudaMemcpyDeviceToHost));
