@@ -42,23 +42,34 @@ inline void reset_scratch(const WorkspaceLayout& w, void* workspace, cudaStream_
   check(cudaMemsetAsync(base + w.ticket, 0, w.total - w.ticket, stream), "cudaMemsetAsync(scratch)");
 }
 
-// Blocks of `kernel` (kThreads each) that the device holds at once. Queried once per device and
-// kept: the queries cost more host time than a small launch.
-template <auto kernel, int kThreads>
-int resident_blocks() {
+// A positive number about the current device (query(device)), queried once per device and kept:
+// the queries cost more host time than a small launch. Key: one kept number per key type.
+template <typename Key, typename Query>
+int kept_per_device(Query&& query) {
   constexpr int kDevices = 64;
   static std::atomic<int> per_device[kDevices] = {};
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  int resident = device < kDevices ? per_device[device].load(std::memory_order_relaxed) : 0;
-  if (resident == 0) {
+  int value = device < kDevices ? per_device[device].load(std::memory_order_relaxed) : 0;
+  if (value == 0) {
+    value = query(device);
+    if (device < kDevices) per_device[device].store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+
+template <auto kernel, int kThreads>
+struct ResidentKey {};
+
+// Blocks of `kernel` (kThreads each) that the device holds at once.
+template <auto kernel, int kThreads>
+int resident_blocks() {
+  return kept_per_device<ResidentKey<kernel, kThreads>>([](int device) {
     int sms = 0, per_sm = 0;
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0), "cudaOccupancy");
-    resident = sms * (per_sm > 0 ? per_sm : 1);
-    if (device < kDevices) per_device[device].store(resident, std::memory_order_relaxed);
-  }
-  return resident;
+    return sms * (per_sm > 0 ? per_sm : 1);
+  });
 }
 
 // Persistent grid: enough resident blocks to fill the device, never more than the tickets need.

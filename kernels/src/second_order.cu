@@ -77,6 +77,17 @@ HessianLayout hessian_layout(const SecondOrderProblem& p) {
 template <typename T>
 using WeightsOf = std::conditional_t<std::is_same_v<T, float>, detail::FloatWeights, detail::CellState<T>>;
 
+// Programmatic dependent launches run from sm_90 on; elsewhere the sweep is launched in stream order.
+bool has_programmatic_launches() {
+  struct Key {};
+  return detail::kept_per_device<Key>([](int device) {
+           int major = 0;
+           detail::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                         "cudaDeviceGetAttribute");
+           return major >= 9 ? 2 : 1;
+         }) == 2;
+}
+
 // A sweep's grid: a strip a block (its chain warp and its tiles' loader, strip_tiles.cuh), as many
 // blocks as the device holds at once. beside_previous: the launch may start while the kernel before
 // it runs (programmatic dependent launch), as the R_dot sweep does beside the forward.
@@ -91,7 +102,7 @@ void launch_sweep(const Args& args, bool beside_previous, cudaStream_t stream, c
   beside.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   beside.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &beside;
-  config.numAttrs = beside_previous ? 1 : 0;
+  config.numAttrs = beside_previous && has_programmatic_launches() ? 1 : 0;
   detail::check(cudaLaunchKernelEx(&config, kernel, args), what);
 }
 
