@@ -1,10 +1,11 @@
-// Rungs a, b and c, each one piece on top of the one before, as the production forward does it:
+// Rungs a, a', b and c, each one piece on top of the one before, as the production forward does it:
 // (a) the cost of real D-dimensional float32 inputs read from global memory, squared Euclidean
 // (a block's 32 rows of x broadcast from shared memory, each thread's y row in registers 8 features
-// at a time); (b) R accumulated in float64 (docs/DESIGN.md §3.2); (c) the state the backward needs,
-// on b's kernel, launch shape and softmin: the three weights put back in their predecessors' places,
-// normalised by one reciprocal, encoded as CellState<float> does and written, one 4-byte word per
-// cell, 128 consecutive bytes per warp and cell as the production layout.
+// at a time); (a') the production forward's softmin in place of the ceiling's (the minimum of three
+// and 3 exp2, for 2 exp2 by rank); (b) R accumulated in float64 (docs/DESIGN.md §3.2); (c) the
+// state the backward needs, on b's kernel, launch shape and softmin: the three exp2 normalised by
+// one reciprocal, encoded as CellState<float> does and written, one 4-byte word per cell, 128
+// consecutive bytes per warp and cell as the production layout.
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -19,7 +20,7 @@ namespace {
 constexpr int kSlice = 8;           // features per slice of y in registers
 constexpr uint32_t kInputRows = 1 << 16;  // rows of x and of y (16 MiB each at D = 64), a power of 2
 
-enum class Piece { kInputs, kFloat64, kState };
+enum class Piece { kInputs, kProductionSoftmin, kFloat64, kState };
 
 // Blocks an SM holds of rung b's kernel (ptxas -v: 144-155 registers at D 8-64, so 3 x 128
 // threads). c is held to it (168 registers, with a few spills): left free, ptxas gives c 255
@@ -63,7 +64,8 @@ template <Piece kPiece, int kD>
 __global__ void __launch_bounds__(kThreads, kPiece == Piece::kState ? kBlocksOfB : 1)
     inputs_kernel(const float* x, const float* y, int64_t columns, float exp2_scale, double log2_scale,
                   uint32_t* state, float* out) {
-  using R = std::conditional_t<kPiece == Piece::kInputs, float, double>;
+  using R = std::conditional_t<kPiece == Piece::kInputs || kPiece == Piece::kProductionSoftmin, float, double>;
+  using Cell = std::conditional_t<kPiece == Piece::kInputs, Softmin<R>, MinSoftmin<R>>;
   using State = detail::CellState<float>;
   __shared__ __align__(16) float xs[kRows][kD];
   const int64_t row0 = (blockIdx.x * kRows) & (kInputRows - 1);
@@ -88,10 +90,10 @@ __global__ void __launch_bounds__(kThreads, kPiece == Piece::kState ? kBlocksOfB
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const R left = r[i];
-      const Softmin<R> s(diag, up, left, exp2_scale);
+      const Cell s(diag, up, left, exp2_scale);
       const R v = s.value(c[i], static_cast<R>(log2_scale));
       if constexpr (kPiece == Piece::kState)
-        column_state[i * 32] = State::encode(s.weight(diag), s.weight(up), s.weight(left), detail::fast_rcp(s.sum));
+        column_state[i * 32] = State::encode(s.e_diag, s.e_up, s.e_left, detail::fast_rcp(s.sum));
       diag = left;
       up = v;
       r[i] = v;
@@ -104,6 +106,7 @@ __global__ void __launch_bounds__(kThreads, kPiece == Piece::kState ? kBlocksOfB
 const char* label_of(Piece piece) {
   switch (piece) {
     case Piece::kInputs: return "+ cost of D-dimensional float32 inputs from global memory";
+    case Piece::kProductionSoftmin: return "+ the production's softmin (minimum of three, 3 exp2, for 2 by rank)";
     case Piece::kFloat64: return "+ R accumulated in float64";
     case Piece::kState: return "+ state saved for the backward (weights, 4 B per cell written)";
   }
@@ -130,8 +133,8 @@ void run_one(const Settings& settings, const float* x, const float* y) {
   const auto times = time_ms([&] {
     kernel<<<shape.blocks, shape.threads>>>(x, y, shape.columns, -1.4426950408889634f, 0.6931471805599453, state, out);
   }, settings);
-  const char* rung = kPiece == Piece::kInputs ? "a" : kPiece == Piece::kFloat64 ? "b" : "c";
-  const char* previous = kPiece == Piece::kInputs ? "0" : kPiece == Piece::kFloat64 ? "a" : "b";
+  const char* rung = kPiece == Piece::kInputs ? "a" : kPiece == Piece::kProductionSoftmin ? "a'" : kPiece == Piece::kFloat64 ? "b" : "c";
+  const char* previous = kPiece == Piece::kInputs ? "0" : kPiece == Piece::kProductionSoftmin ? "a" : kPiece == Piece::kFloat64 ? "a'" : "b";
   Rung r{rung, label_of(kPiece), "forward", previous, threads, kRows, shape.columns, kD};
   r.cells = cells;
   emit(r, times, settings);
@@ -140,6 +143,7 @@ void run_one(const Settings& settings, const float* x, const float* y) {
 template <int kD>
 void run_dim(const Settings& settings, const float* x, const float* y) {
   run_one<Piece::kInputs, kD>(settings, x, y);
+  run_one<Piece::kProductionSoftmin, kD>(settings, x, y);
   run_one<Piece::kFloat64, kD>(settings, x, y);
   run_one<Piece::kState, kD>(settings, x, y);
 }

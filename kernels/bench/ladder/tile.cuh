@@ -43,10 +43,25 @@ struct Softmin {
   __device__ R value(float c, R log2_scale) const {
     return (static_cast<R>(c) + rmin) - log2_scale * static_cast<R>(detail::fast_log2(sum));
   }
+};
 
-  // The weight of predecessor p (one of the three) by position, as the saved state needs it: the
-  // rank's weight, found by comparing p with the minimum and the maximum (no further exp2).
-  __device__ float weight(R p) const { return p == rmin ? 1.0f : p == hi ? e_hi : e_mid; }
+// The production forward's softmin (forward.cuh): the minimum of the three in R's type, then one
+// exp2 a predecessor on the exact differences; the three exp2 are the weights in their places.
+template <typename R>
+struct MinSoftmin {
+  R rmin;
+  float e_diag, e_up, e_left, sum;
+
+  __device__ MinSoftmin(R diag, R up, R left, float exp2_scale) : rmin(fmin(diag, fmin(up, left))) {
+    e_diag = detail::fast_exp2(static_cast<float>(diag - rmin) * exp2_scale);
+    e_up = detail::fast_exp2(static_cast<float>(up - rmin) * exp2_scale);
+    e_left = detail::fast_exp2(static_cast<float>(left - rmin) * exp2_scale);
+    sum = e_diag + e_up + e_left;
+  }
+
+  __device__ R value(float c, R log2_scale) const {
+    return (static_cast<R>(c) + rmin) - log2_scale * static_cast<R>(detail::fast_log2(sum));
+  }
 };
 
 // R of a cell, for the rungs that save no state.
