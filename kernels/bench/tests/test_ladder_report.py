@@ -36,7 +36,8 @@ RUNGS = [
     rung("0", "", "backward-cell", 2 ** 20, 32, 1, 0.8, cells=GIGA),
     rung("0", "", "hard-min", 2 ** 20, 32, 1, 0.25, cells=GIGA),
     rung("a", "0", "forward", 2 ** 20, 32, 8, 2.0, cells=GIGA),
-    rung("b", "a", "forward", 2 ** 20, 32, 8, B_D8_MS, cells=GIGA),
+    rung("a'", "a", "forward", 2 ** 20, 32, 8, 2.5, cells=GIGA),
+    rung("b", "a'", "forward", 2 ** 20, 32, 8, B_D8_MS, cells=GIGA),
     rung("c", "b", "forward", 2 ** 20, 32, 8, 3.3, cells=GIGA),
     rung("a", "0", "forward", 2 ** 20, 32, 64, 4.0, cells=GIGA),
     rung("d", "b", "values", 16, 128, 8, D_MS),
@@ -74,7 +75,7 @@ def test_the_csv_is_a_results_file_of_the_schema(run):
     for r in rows:
         assert (r["tool"], r["grid"], r["api"], r["dtype"], r["disposition"], r["verified"]) == (
             "ladder", "ladder", "kernel", "float32", "passed", "off")
-        assert r["impl"] == ("synthetic" if r["rung"] in "0abc" else "ours")
+        assert r["impl"] == ("synthetic" if r["rung"] in ("0", "a", "a'", "b", "c") else "ours")
     g = by_key(rows)[("g", "step", 16, 8)]
     assert (g["bandwidth"], g["lengths"]) == ("32", "true")
     assert by_key(rows)[("f", "step", 16, 8)]["bandwidth"] == "none"
@@ -92,7 +93,7 @@ def test_time_is_the_nearest_rank_spread_and_cells_per_second_its_median(run):
 def test_each_rung_loses_against_the_rung_it_adds_to(run):
     _, rows, _ = run
     k = by_key(rows)
-    expected = {("a", "forward", 2 ** 20, 8): 2.0, ("b", "forward", 2 ** 20, 8): 1.5,
+    expected = {("a", "forward", 2 ** 20, 8): 2.0, ("a'", "forward", 2 ** 20, 8): 1.25, ("b", "forward", 2 ** 20, 8): 1.2,
                 ("c", "forward", 2 ** 20, 8): 1.1, ("a", "forward", 2 ** 20, 64): 4.0,
                 ("d", "values", 16, 8): 16.0, ("d'", "forward", 16, 8): 1.25, ("e", "forward+sweep", 16, 8): 2.0,
                 ("f", "step", 16, 8): 1.5, ("g", "step", 16, 8): 0.5, ("d", "cdist", 4096, 8): 2.0}
@@ -108,6 +109,7 @@ def test_the_markdown_names_the_rung_that_loses_most(run):
     assert md.count("\n| ") == 1 + len(RUNGS)  # the header and a row per rung
     assert "**Loses most: rung d (rung d) at B16 N128 D8, 16.00x against rung b at 1048576 threads x 32 x 32, D 8.**" in md
     assert "| g (step) | rung g | B16 N128 D8, band 32, lengths |" in md
+    assert "| a' (forward) | rung a' | 1048576 threads x 32 x 32, D 8 |" in md
     assert "| 0.50 |" in md
     # per point, the largest loss among its production rungs
     assert "- B16 N128 D8: rung d (rung d), 16.00x" in md and "- B4096 N128 D8 (cdist): rung d (rung d), 2.00x" in md
