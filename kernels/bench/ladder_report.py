@@ -93,8 +93,28 @@ def loses_most(rows):
     return max(lossy, key=lambda r: r["loss"]) if lossy else None
 
 
+def path_from_ceiling(r):
+    """The rows from the first rung to r, each adding one piece to the one before it."""
+    path = []
+    while r is not None:
+        path.append(r)
+        r = r["previous_row"]
+    return path[::-1]
+
+
+def step_of(point_rows):
+    """The row of a point that the path from the ceiling ends at: the full step (rung f) where it was
+    measured, else the point's last rung but the band's (g, a variant of f)."""
+    steps = [r for r in point_rows if r["rung"] == "f"] or [r for r in point_rows if r["rung"] != "g"]
+    return steps[-1] if steps else None
+
+
 def g_cells(r, t_ms):
     return r["cells"] / (t_ms * 1e-3) / 1e9
+
+
+def point_name(r):
+    return f"B{r['B']} N{r['N']} D{r['D']}{' (cdist)' if r['mode'] == 'cdist' else ''}"
 
 
 def markdown(device, rows, commit, date):
@@ -130,8 +150,17 @@ def markdown(device, rows, commit, date):
         out.append("\nAt each point of the production kernels, the rung that loses most:\n")
         for point_rows in points.values():
             r = loses_most(point_rows)
-            out.append(f"- B{r['B']} N{r['N']} D{r['D']}{' (cdist)' if r['mode'] == 'cdist' else ''}: rung {r['rung']} "
-                       f"({r['label']}), {r['loss']:.2f}x")
+            out.append(f"- {point_name(r)}: rung {r['rung']} ({r['label']}), {r['loss']:.2f}x")
+        paths = [path_from_ceiling(step_of(point_rows)) for point_rows in points.values()]
+        paths = [p for p in paths if p[0]["rung"] == "0"]
+        if paths:
+            out.append("\nFrom the ceiling to each point's step, every rung on the way (its loss; their product is "
+                       "the ceiling's cells per second over the step's), and the largest:\n")
+        for path in paths:
+            steps = " -> ".join(f"{r['rung']} {r['loss']:.2f}" for r in path[1:])
+            worst = loses_most(path[1:])
+            out.append(f"- {point_name(path[-1])}: 0 -> {steps} = {path[0]['cells_per_s'] / path[-1]['cells_per_s']:.1f}x "
+                       f"below the ceiling; most: rung {worst['rung']} ({worst['label']}), {worst['loss']:.2f}x")
     return "\n".join(out) + "\n"
 
 

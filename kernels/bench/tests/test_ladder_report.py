@@ -116,6 +116,16 @@ def test_the_markdown_names_the_rung_that_loses_most(run):
     assert "B16 N128 D16:" not in md  # its only rung has no previous rung here
 
 
+def test_the_markdown_walks_each_point_from_the_ceiling_to_its_step(run):
+    md, _, _ = run
+    # 2 x 1.25 x 1.2 x 16 x 1.25 x 2 x 1.5 = 180: the ceiling's 2^30 cells in 1 ms against f's
+    assert ("- B16 N128 D8: 0 -> a 2.00 -> a' 1.25 -> b 1.20 -> d 16.00 -> d' 1.25 -> e 2.00 -> f 1.50 = 180.0x "
+            "below the ceiling; most: rung d (rung d), 16.00x") in md
+    # cdist's path ends at its only rung, d, after b at D 8: 2 x 1.25 x 1.2 x 2 = 6
+    assert "- B4096 N128 D8 (cdist): 0 -> a 2.00 -> a' 1.25 -> b 1.20 -> d 2.00 = 6.0x below the ceiling" in md
+    assert md.count(" below the ceiling; most: ") == 2  # B16 N128 D16 has no path to the ceiling here
+
+
 def test_fewer_than_five_repetitions_are_refused():
     short = dict(RUNGS[0], times_ms=[1.0, 1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="4 timed repetitions, the ladder needs at least 5"):
