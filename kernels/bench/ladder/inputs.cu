@@ -21,7 +21,7 @@ constexpr uint32_t kInputRows = 1 << 16;  // rows of x and of y (16 MiB each at 
 
 enum class Piece { kInputs, kProductionSoftmin, kFloat64, kState };
 
-// Blocks an SM holds of rung b's kernel (ptxas -v: 144-155 registers at D 8-64, so 3 x 128
+// Blocks an SM holds of rung b's kernel (ptxas -v: 142-153 registers at D 8-64, so 3 x 128
 // threads). c is held to it (168 registers, with a few spills): left free, ptxas gives c 255
 // registers, so 2 blocks an SM and another launch shape. run_one checks that the shapes agree.
 constexpr int kBlocksOfB = 3;
