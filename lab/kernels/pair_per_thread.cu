@@ -18,12 +18,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "forward.cuh"  // fast_exp2, fast_log2: the production's MUFU exp2 and log2
 #include "device_buffers.hpp"
+#include "event_times.hpp"
 #include "ladder/tile.cuh"  // tile_cost: the ladder's cost of a 32-row tile
 #include "sdtw/kernels/soft_dtw.hpp"
 
@@ -139,29 +141,9 @@ Stats stats_of(std::vector<float> t) {
   return {median, at(0.1), at(0.9)};
 }
 
-// CUDA events around each launch on the default stream, after the warm-ups.
-template <typename F>
-Stats time_ms(const Config& cfg, F&& launch) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start));
-  check(cudaEventCreate(&stop));
-  for (int i = 0; i < cfg.warmup; ++i) launch();
-  check(cudaGetLastError());
-  check(cudaDeviceSynchronize());
-  std::vector<float> times;
-  for (int i = 0; i < cfg.reps; ++i) {
-    check(cudaEventRecord(start));
-    launch();
-    check(cudaEventRecord(stop));
-    check(cudaEventSynchronize(stop));
-    check(cudaGetLastError());
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  check(cudaEventDestroy(start));
-  check(cudaEventDestroy(stop));
-  return stats_of(times);
+// CUDA events around each launch on the default stream, after the warm-ups (the ladder's timing path).
+Stats time_ms(const Config& cfg, const std::function<void()>& launch) {
+  return stats_of(sdtw::kernels::bench::event_times_ms(launch, cfg.warmup, cfg.reps));
 }
 
 void emit(const char* impl, const Config& c, const Stats& s) {

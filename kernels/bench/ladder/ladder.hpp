@@ -57,7 +57,7 @@ void fill_uniform(float* v, int64_t count, uint32_t salt);
 
 // The rung families, each in its own file.
 void run_registers(const Settings& settings);   // rung 0
-void run_inputs(const Settings& settings);      // rungs a, b, c
+void run_inputs(const Settings& settings);      // rungs a, a', b, c
 void run_production(const Settings& settings);  // rungs d to g
 
 }  // namespace sdtw::kernels::ladder

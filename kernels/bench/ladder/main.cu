@@ -13,31 +13,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "../event_times.hpp"
 #include "ladder.hpp"
 
 namespace sdtw::kernels::ladder {
 
 std::vector<float> time_ms(const std::function<void()>& launch, const Settings& settings) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start));
-  check(cudaEventCreate(&stop));
-  for (int i = 0; i < settings.warmup; ++i) launch();
-  check(cudaGetLastError());
-  check(cudaDeviceSynchronize());
-  std::vector<float> times;
-  for (int i = 0; i < settings.reps; ++i) {
-    check(cudaEventRecord(start));
-    launch();
-    check(cudaEventRecord(stop));
-    check(cudaEventSynchronize(stop));
-    check(cudaGetLastError());
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return times;
+  return bench::event_times_ms(launch, settings.warmup, settings.reps);
 }
 
 namespace {
