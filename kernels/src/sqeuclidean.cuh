@@ -37,9 +37,9 @@ template <int kD>
 bool launch_pair_values(const Problem& p, const WorkspaceLayout& w, const float* x, const float* y, float* values,
                         void* workspace, cudaStream_t stream) {
   constexpr auto kernel = pair_values_kernel<kD>;
-  // Twice the threads the device holds: fewer pairs leave it idle while each thread walks a whole
-  // pair, where the strips' forward keeps it busy (lab/kernels-log.md).
-  if (p.batch < 2 * int64_t{kPairThreads} * resident_blocks<kernel, kPairThreads>()) return false;
+  // As many pairs as the device holds threads of it: with fewer it idles while each thread walks a
+  // whole pair (measured 2.1x the strips at 0.95 of that, lab/kernels-log.md; smaller not measured).
+  if (p.batch < int64_t{kPairThreads} * resident_blocks<kernel, kPairThreads>()) return false;
   auto* border = reinterpret_cast<double*>(static_cast<char*>(workspace) + w.ring);  // m x batch fit in the ring
   const PairValuesArgs args{x, y, p.batch, p.n, p.m, p.x_index, p.y_index, p.x_len, p.y_len, p.gamma, border, values};
   kernel<<<static_cast<unsigned>((p.batch + kPairThreads - 1) / kPairThreads), kPairThreads, 0, stream>>>(args);
