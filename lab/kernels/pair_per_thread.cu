@@ -22,8 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "../../kernels/src/forward.cuh"  // fast_exp2, fast_log2: the production's MUFU exp2 and log2
+#include "forward.cuh"  // fast_exp2, fast_log2: the production's MUFU exp2 and log2
 #include "device_buffers.hpp"
+#include "ladder/tile.cuh"  // tile_cost: the ladder's cost of a 32-row tile
 #include "sdtw/kernels/soft_dtw.hpp"
 
 namespace {
@@ -33,43 +34,9 @@ using sdtw::kernels::bench::check;
 using sdtw::kernels::detail::fast_exp2;
 using sdtw::kernels::detail::fast_log2;
 
-constexpr int kRows = 32;      // rows of a strip, a thread's tile of R in registers
+using sdtw::kernels::ladder::kRows;
+using sdtw::kernels::ladder::tile_cost;
 constexpr int kThreads = 128;  // threads of a block: one p, 128 consecutive q
-constexpr int kSlice = 8;      // features of y in registers at a time (the ladder's tile_cost)
-
-// A 16-byte shared-memory load the compiler may not hoist out of the column loop: x stays in
-// shared memory instead of taking kRows x kD registers (as the ladder).
-__device__ inline float4 shared_load4(const float* p) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
-  return v;
-}
-
-// c[i] = ||xs[i] - y_row||^2 for the strip's 32 rows, one fmaf a feature in feature order, as the
-// production's SqEuclidean (costs.cuh) and the ladder's tile_cost.
-template <int kD>
-__device__ inline void tile_cost(const float (&xs)[kRows][kD], const float* y_row, float (&c)[kRows]) {
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) c[i] = 0.0f;
-#pragma unroll 2
-  for (int d0 = 0; d0 < kD; d0 += kSlice) {
-    const float4 lo = *reinterpret_cast<const float4*>(y_row + d0);
-    const float4 hi = *reinterpret_cast<const float4*>(y_row + d0 + 4);
-    const float y[kSlice] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const float4 a = shared_load4(&xs[i][d0]), b = shared_load4(&xs[i][d0 + 4]);
-      const float xr[kSlice] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-      for (int f = 0; f < kSlice; ++f) {
-        const float diff = xr[f] - y[f];
-        c[i] = fmaf(diff, diff, c[i]);
-      }
-    }
-  }
-}
 
 // values[p * Q + q] = R(N-1, M-1) of (x_p, y_q). Grid (ceil(Q / 128), P). border: threads x M
 // doubles, entry (j, tid) at j * threads + tid, so a warp's 32 entries of a column are 256

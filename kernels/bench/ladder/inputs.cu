@@ -17,48 +17,14 @@
 namespace sdtw::kernels::ladder {
 namespace {
 
-constexpr int kSlice = 8;           // features per slice of y in registers
 constexpr uint32_t kInputRows = 1 << 16;  // rows of x and of y (16 MiB each at D = 64), a power of 2
 
 enum class Piece { kInputs, kProductionSoftmin, kFloat64, kState };
 
-// Blocks an SM holds of rung b's kernel (ptxas -v: 144-155 registers at D 8-64, so 3 x 128
+// Blocks an SM holds of rung b's kernel (ptxas -v: 142-153 registers at D 8-64, so 3 x 128
 // threads). c is held to it (168 registers, with a few spills): left free, ptxas gives c 255
 // registers, so 2 blocks an SM and another launch shape. run_one checks that the shapes agree.
 constexpr int kBlocksOfB = 3;
-
-// A 16-byte shared-memory load the compiler may not hoist out of the column loop: x stays in shared
-// memory, as in the production cost, instead of taking kRows x kD registers.
-__device__ inline float4 shared_load4(const float* p) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
-  return v;
-}
-
-template <int kD>
-__device__ inline void tile_cost(const float (&xs)[kRows][kD], const float* y_row, float (&c)[kRows]) {
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) c[i] = 0.0f;
-#pragma unroll 2
-  for (int d0 = 0; d0 < kD; d0 += kSlice) {
-    float y[kSlice];
-    const float4 lo = *reinterpret_cast<const float4*>(y_row + d0);
-    const float4 hi = *reinterpret_cast<const float4*>(y_row + d0 + 4);
-    y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const float4 a = shared_load4(&xs[i][d0]), b = shared_load4(&xs[i][d0 + 4]);
-      const float xr[kSlice] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-      for (int f = 0; f < kSlice; ++f) {
-        const float diff = xr[f] - y[f];
-        c[i] = fmaf(diff, diff, c[i]);
-      }
-    }
-  }
-}
 
 template <Piece kPiece, int kD>
 __global__ void __launch_bounds__(kThreads, kPiece == Piece::kState ? kBlocksOfB : 1)
