@@ -85,6 +85,17 @@ __device__ inline uint32_t step_mask(int lo, int hi) {
   return static_cast<uint32_t>(((1ull << hi) - 1ull) ^ ((1ull << lo) - 1ull));
 }
 
+// exp(-v/gamma) = 2^(v * exp2_scale), the scale kept finite and normal in C: a gamma small
+// enough to overflow it (or large enough to flush it to 0) turns a tie (v = 0) or an infinite
+// predecessor (v = inf) into 0 * inf = NaN; clamped, they still weigh 1 and 0.
+template <typename C>
+__device__ inline C softmin_exp2_scale(double gamma) {
+  constexpr double kScaleLo = sizeof(C) == 4 ? FLT_MIN : DBL_MIN, kScaleHi = sizeof(C) == 4 ? FLT_MAX : DBL_MAX;
+  return static_cast<C>(-fmin(fmax(1.4426950408889634 / gamma, kScaleLo), kScaleHi));
+}
+// gamma * log(s) = log2_scale * log2(s)
+__device__ inline double softmin_log2_scale(double gamma) { return gamma * 0.6931471805599453; }
+
 template <typename T>
 __host__ __device__ constexpr int warps_per_block() {
   return sizeof(T) == 4 ? 4 : 2;  // keeps the cost tiles under 48 KB of static shared memory
@@ -214,12 +225,8 @@ __global__ void __launch_bounds__(warps_per_block<T>() * kWarp, 4) forward_kerne
   __shared__ typename Cost::Scratch scratch[kWarps];
   const int lane = threadIdx.x & 31, warp = threadIdx.x / kWarp;
   const double inf = INFINITY;
-  // exp(-v/gamma) = 2^(v * exp2_scale), the scale kept finite and normal in C: a gamma small
-  // enough to overflow it (or large enough to flush it to 0) turns a tie (v = 0) or an infinite
-  // predecessor (v = inf) into 0 * inf = NaN; clamped, they still weigh 1 and 0.
-  constexpr double kScaleLo = sizeof(C) == 4 ? FLT_MIN : DBL_MIN, kScaleHi = sizeof(C) == 4 ? FLT_MAX : DBL_MAX;
-  [[maybe_unused]] const C exp2_scale = static_cast<C>(-fmin(fmax(1.4426950408889634 / a.gamma, kScaleLo), kScaleHi));
-  [[maybe_unused]] const double log2_scale = a.gamma * 0.6931471805599453;              // gamma * log(s) = log2_scale * log2(s)
+  [[maybe_unused]] const C exp2_scale = softmin_exp2_scale<C>(a.gamma);
+  [[maybe_unused]] const double log2_scale = softmin_log2_scale(a.gamma);
   const Schedule& s = a.s;
   const int64_t band = s.bandwidth < 0 ? INT_MAX : s.bandwidth;
   T* my_tile = tiles_of_block[warp][lane];

@@ -3,9 +3,12 @@
 // instantiate them per dtype and input type (sqeuclidean_float.cu, sqeuclidean_double.cu), so that
 // their kernels compile in parallel.
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include "gradient_launch.cuh"
 #include "launch.cuh"
+#include "pair_per_thread.cuh"
 #include "pairwise.cuh"
 #include "sdtw/kernels/costs.cuh"
 #include "sdtw/kernels/soft_dtw.hpp"
@@ -28,10 +31,54 @@ using detail::WorkspaceLayout;
 
 }  // namespace
 
+namespace detail {
+
+template <int kD>
+bool launch_pair_values(const Problem& p, const WorkspaceLayout& w, const float* x, const float* y, float* values,
+                        void* workspace, cudaStream_t stream) {
+  constexpr auto kernel = pair_values_kernel<kD>;
+  // As many pairs as the device holds threads of it: with fewer it idles while each thread walks a
+  // whole pair (measured 2.1x the strips at 0.95 of that, lab/kernels-log.md; smaller not measured).
+  if (p.batch < int64_t{kPairThreads} * resident_blocks<kernel, kPairThreads>()) return false;
+  auto* border = reinterpret_cast<double*>(static_cast<char*>(workspace) + w.ring);  // m x batch fit in the ring
+  const PairValuesArgs args{x, y, p.batch, p.n, p.m, p.x_index, p.y_index, p.x_len, p.y_len, p.gamma, border, values};
+  kernel<<<static_cast<unsigned>((p.batch + kPairThreads - 1) / kPairThreads), kPairThreads, 0, stream>>>(args);
+  check(cudaGetLastError(), "pair values launch");
+  return true;
+}
+
+// One pair per thread (pair_per_thread.cuh) where it applies: float32 inputs read through pair
+// indices, gamma > 0, no band or constraint, dim 8, 16, 32 or 64 with rows 16-byte aligned, and
+// enough pairs. Returns whether it ran.
+template <typename T, typename In>
+bool pair_values(const Problem& p, const In* x, const In* y, T* values, void* workspace, cudaStream_t stream) {
+  if constexpr (!std::is_same_v<T, float> || !std::is_same_v<In, float>) {
+    return false;
+  } else {
+    const auto aligned = [](const void* v) { return reinterpret_cast<uintptr_t>(v) % 16 == 0; };
+    if (!p.x_index || !p.y_index || !(p.gamma > 0.0) || p.bandwidth >= 0 || p.constraint.kind != ConstraintKind::none ||
+        !aligned(x) || !aligned(y))
+      return false;
+    const WorkspaceLayout w = layout_for<T>(p, false);
+    require(values, "values");
+    require(workspace, "workspace");
+    switch (p.dim) {
+      case 8: return launch_pair_values<8>(p, w, x, y, values, workspace, stream);
+      case 16: return launch_pair_values<16>(p, w, x, y, values, workspace, stream);
+      case 32: return launch_pair_values<32>(p, w, x, y, values, workspace, stream);
+      case 64: return launch_pair_values<64>(p, w, x, y, values, workspace, stream);
+      default: return false;
+    }
+  }
+}
+
+}  // namespace detail
+
 template <typename T, typename In>
 void sqeuclidean_values(const Problem& p, const In* x, const In* y, T* values, void* workspace, cudaStream_t stream) {
   require(x, "x");
   require(y, "y");
+  if (detail::pair_values(p, x, y, values, workspace, stream)) return;
   const SqEuclideanCost<T, 8, In> cost{x, y, p.n, p.m, p.dim, p.x_index, p.y_index};
   launch_forward<T, SqEuclideanCost<T, 8, In>, false>(p, cost, values, workspace, stream);
 }

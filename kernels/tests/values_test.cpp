@@ -1,7 +1,10 @@
 // The values-only forward: the same values as the full forward, bit for bit, in both modes and
 // dtypes; with pair indices, every pair equals the full forward of that pair gathered. The fused
 // forward equals the cost mode on the cost tensor the kernels compute, bit for bit.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include "harness.hpp"
 
@@ -176,6 +179,83 @@ TEST(ValuesOnly, PairIndicesGiveTheGatheredPairs) {
   gathered.x_len = GXL.get();
   gathered.y_len = GYL.get();
   EXPECT_TRUE(same_bits(got, full_forward_values<float>(gathered, GX, GY)));
+}
+
+struct ManyPairs {
+  int64_t n, m, dim;
+  double gamma;
+  bool lengths, nan_row;
+};
+
+// Enough pairs through indices for one pair per thread (twice as many as 16 blocks of 128 an SM
+// could hold): its values are the strips' forward's, bit for bit, checked on slices of the same
+// index arrays small enough for the strips. y has 1100 rows, so some blocks of 128 pairs share a
+// row of x and some straddle two; the last block is partly past the batch.
+void check_many_pairs(const ManyPairs& c) {
+  auto rng = seeded_rng("many pairs");
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const int64_t y_rows = 1100, x_rows = 2 * 16 * 128 * int64_t{sms} / y_rows + 1, pairs = x_rows * y_rows;
+  std::uniform_real_distribution<float> feature(-1.0f, 1.0f);
+  std::vector<float> x(x_rows * c.n * c.dim), y(y_rows * c.m * c.dim);
+  for (float& v : x) v = feature(rng);
+  for (float& v : y) v = feature(rng);
+  if (c.nan_row) x[3 * c.n * c.dim + c.dim] = NAN;  // row 3 of x: its pairs' values are NaN
+  std::vector<int64_t> xi, yi, xl(x_rows), yl(y_rows);
+  for (int64_t a = 0; a < x_rows; ++a)
+    for (int64_t b = 0; b < y_rows; ++b) {
+      xi.push_back(a);
+      yi.push_back(b);
+    }
+  for (int64_t& l : xl) l = std::uniform_int_distribution<int64_t>(1, c.n)(rng);
+  for (int64_t& l : yl) l = std::uniform_int_distribution<int64_t>(1, c.m)(rng);
+  DeviceBuffer<float> X(x.size()), Y(y.size()), values(pairs);
+  DeviceBuffer<int64_t> x_index(pairs), y_index(pairs), x_len(x_rows), y_len(y_rows);
+  X.upload(x);
+  Y.upload(y);
+  x_index.upload(xi);
+  y_index.upload(yi);
+  x_len.upload(xl);
+  y_len.upload(yl);
+  Problem p{pairs, c.n, c.m, c.dim, c.gamma};
+  p.x_index = x_index.get();
+  p.y_index = y_index.get();
+  if (c.lengths) {
+    p.x_len = x_len.get();
+    p.y_len = y_len.get();
+  }
+  DeviceBuffer<char> workspace(values_workspace_bytes<float>(p));
+  values.poison();
+  workspace.poison();
+  sqeuclidean_values<float>(p, X.get(), Y.get(), values.get(), workspace.get(), nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<float> got = values.download();
+  // The strips' forward leaves its workspace zero; one pair per thread leaves its borders there.
+  const std::vector<char> left = workspace.download();
+  EXPECT_TRUE(std::any_of(left.begin(), left.end(), [](char v) { return v != 0; })) << "the strips ran, not one pair per thread";
+  const int64_t slice = 2000;
+  for (const int64_t first : {int64_t{0}, pairs / 2 - 700, pairs - slice}) {
+    Problem part = p;
+    part.batch = slice;
+    part.x_index = x_index.get() + first;
+    part.y_index = y_index.get() + first;
+    const std::vector<float> want = values_only<float>(part, X, Y);
+    EXPECT_TRUE(same_bits(std::vector<float>(got.begin() + first, got.begin() + first + slice), want))
+        << "pairs from " << first << ", n " << c.n << " m " << c.m << " dim " << c.dim;
+  }
+  if (c.nan_row) {
+    EXPECT_TRUE(std::isnan(got[3 * y_rows]) && std::isnan(got[4 * y_rows - 1]));
+    EXPECT_TRUE(std::isfinite(got[4 * y_rows]));
+  }
+}
+
+TEST(ValuesOnly, ManyPairsOnePerThreadGiveTheStripsValues) {
+  SDTW_REQUIRE_GPU();
+  check_many_pairs({37, 29, 8, 0.5, true, false});
+  check_many_pairs({70, 45, 16, 0.1, false, true});
+  check_many_pairs({33, 3, 64, 1.0, true, false});
+  check_many_pairs({1, 40, 32, 2.0, false, false});
 }
 
 // Refused before anything is launched, so host pointers stand in for device ones.
