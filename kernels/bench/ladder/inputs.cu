@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ladder.hpp"
+#include "pair_per_thread.cuh"  // strip_costs: the product's cost of a strip of 32 rows
 #include "state.cuh"
 #include "tile.cuh"
 
@@ -50,7 +51,7 @@ __global__ void __launch_bounds__(kThreads, kPiece == Piece::kState ? kBlocksOfB
 #pragma unroll 1
   for (int64_t j = 0; j < columns; ++j) {
     float c[kRows];
-    tile_cost(xs, y + (static_cast<uint32_t>(tid + j * threads) & (kInputRows - 1)) * kD, c);
+    detail::strip_costs(detail::StripRows<kD, true>{xs}, y + (static_cast<uint32_t>(tid + j * threads) & (kInputRows - 1)) * kD, c);
     R diag = corner, up = INFINITY;
     corner = INFINITY;
 #pragma unroll

@@ -89,7 +89,7 @@ void run_pairwise(const Settings& settings, int64_t rows, int64_t N, int64_t D) 
   p.y_index = y_index;
   float* values = buf.alloc<float>(p.batch);
   char* workspace = buf.alloc<char>(values_workspace_bytes<float>(p));
-  Rung r{"d", "+ strips and their hand-off (production values-only forward, every pair of two sets)", "cdist", "b",
+  Rung r{"d", "+ a pair's strips and their hand-off (production values-only forward, every pair of two sets: one pair a thread)", "cdist", "b",
          p.batch, N, N, D};
   r.cells = p.batch * N * N;
   emit(r, time_ms([&] { sqeuclidean_values<float>(p, x, y, values, workspace, nullptr); }, settings), settings);

@@ -9,43 +9,8 @@
 namespace sdtw::kernels::ladder {
 
 constexpr int kRows = 32;
+static_assert(kRows == detail::kWarp, "a tile is the product's strip: strip_costs fills 32 rows");
 constexpr int kThreads = 128;  // 4 warps a block, as the float production kernels
-constexpr int kSlice = 8;      // features per slice of y in registers
-
-// A 16-byte shared-memory load the compiler may not hoist out of the column loop: x stays in shared
-// memory, as in the production cost, instead of taking kRows x kD registers.
-__device__ inline float4 shared_load4(const float* p) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p))));
-  return v;
-}
-
-// c[i] = ||xs[i] - y_row||^2 for a tile's 32 rows: one fmaf a feature in feature order, as the
-// production's SqEuclidean (costs.cuh).
-template <int kD>
-__device__ inline void tile_cost(const float (&xs)[kRows][kD], const float* y_row, float (&c)[kRows]) {
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) c[i] = 0.0f;
-#pragma unroll 2
-  for (int d0 = 0; d0 < kD; d0 += kSlice) {
-    float y[kSlice];
-    const float4 lo = *reinterpret_cast<const float4*>(y_row + d0);
-    const float4 hi = *reinterpret_cast<const float4*>(y_row + d0 + 4);
-    y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w, y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const float4 a = shared_load4(&xs[i][d0]), b = shared_load4(&xs[i][d0 + 4]);
-      const float xr[kSlice] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-      for (int f = 0; f < kSlice; ++f) {
-        const float diff = xr[f] - y[f];
-        c[i] = fmaf(diff, diff, c[i]);
-      }
-    }
-  }
-}
 
 // A value in [0, 1) per (thread, row), and the next column's value of a thread: cheap stand-ins
 // for features that the compiler cannot fold.
